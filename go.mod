@@ -1,0 +1,3 @@
+module github.com/pitcrew/pitcrew
+
+go 1.26.8

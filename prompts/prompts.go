@@ -1,0 +1,51 @@
+// Package prompts renders the instructions sent to the agent for each job
+// and parses the structured block the agent ends its answer with.
+//
+// Prompts are built only from validated fields (repository, issue number,
+// test path and line); no text written by users ever reaches a prompt.
+package prompts
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"regexp"
+	"text/template"
+
+	"github.com/pitcrew/pitcrew/exunit"
+)
+
+//go:embed *.tmpl
+var files embed.FS
+
+var templates = template.Must(template.New("").Option("missingkey=error").ParseFS(files, "*.tmpl"))
+
+// FlakyInput is everything the flaky-test prompt may contain.
+type FlakyInput struct {
+	Repo       string // owner/name
+	Issue      int    // 0 when the signal was not an issue
+	Test       exunit.TestRef
+	VerifyRuns int
+}
+
+var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+
+// Flaky renders the prompt that asks the agent to reproduce and fix one
+// flaky test. It refuses input that did not come through validation.
+func Flaky(in FlakyInput) (string, error) {
+	if !repoName.MatchString(in.Repo) {
+		return "", fmt.Errorf("prompts: invalid repository %q", in.Repo)
+	}
+	if _, err := exunit.ParseTestRef(in.Test.String()); err != nil {
+		return "", fmt.Errorf("prompts: invalid test reference: %w", err)
+	}
+	if in.VerifyRuns < 1 || in.VerifyRuns > 1000 {
+		return "", fmt.Errorf("prompts: verification runs %d out of range", in.VerifyRuns)
+	}
+	var b bytes.Buffer
+	err := templates.ExecuteTemplate(&b, "flaky.md.tmpl", map[string]any{
+		"Repo": in.Repo, "Issue": in.Issue, "Test": in.Test.String(),
+		"Path": in.Test.Path, "Line": in.Test.Line, "VerifyRuns": in.VerifyRuns,
+	})
+	return b.String(), err
+}

@@ -1,0 +1,126 @@
+package prompts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Outcome is what the agent says it achieved.
+type Outcome string
+
+// The outcomes an agent may report for a fix run.
+const (
+	OutcomeFixed         Outcome = "fixed"
+	OutcomeNotFixed      Outcome = "not_fixed"
+	OutcomeNotReproduced Outcome = "not_reproduced"
+)
+
+// Result is the JSON block a fix run ends its answer with, after validation.
+// Zero values mean "not stated".
+type Result struct {
+	Outcome        Outcome `json:"outcome"`
+	PRURL          string  `json:"pr_url,omitempty"`
+	Cause          string  `json:"cause,omitempty"`
+	Seed           *int64  `json:"seed,omitempty"`
+	FailuresBefore *int    `json:"failures_before,omitempty"`
+	FailuresAfter  *int    `json:"failures_after,omitempty"`
+	Runs           *int    `json:"runs,omitempty"`
+}
+
+// ErrNoResultBlock means the answer did not end with a JSON block.
+var ErrNoResultBlock = errors.New("the answer has no result block")
+
+var (
+	fencedJSON = regexp.MustCompile("(?s)```(?:json)?[ \t]*\r?\n(.*?)\r?\n[ \t]*```")
+	pullURL    = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/pull/[0-9]{1,9}$`)
+)
+
+// MaxCauseLen bounds the cause sentence shown on GitHub.
+const MaxCauseLen = 300
+
+// ParseResult reads the last fenced JSON block of an agent's answer.
+// Unknown fields are ignored (agents add some); known fields are checked:
+// the outcome must be one of the three, the PR URL a GitHub pull request,
+// counts non-negative. The cause is reduced to one plain line.
+func ParseResult(answer string) (Result, error) {
+	blocks := fencedJSON.FindAllStringSubmatch(answer, -1)
+	if len(blocks) == 0 {
+		return Result{}, ErrNoResultBlock
+	}
+	var raw struct {
+		Outcome        string   `json:"outcome"`
+		PRURL          *string  `json:"pr_url"`
+		Cause          *string  `json:"cause"`
+		Seed           *float64 `json:"seed"`
+		FailuresBefore *float64 `json:"failures_before"`
+		FailuresAfter  *float64 `json:"failures_after"`
+		Runs           *float64 `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(blocks[len(blocks)-1][1]), &raw); err != nil {
+		return Result{}, fmt.Errorf("result block is not valid JSON: %w", err)
+	}
+	var r Result
+	switch o := Outcome(raw.Outcome); o {
+	case OutcomeFixed, OutcomeNotFixed, OutcomeNotReproduced:
+		r.Outcome = o
+	default:
+		return Result{}, fmt.Errorf("result block has unknown outcome %q", clip(raw.Outcome, 40))
+	}
+	if raw.PRURL != nil && *raw.PRURL != "" {
+		if !pullURL.MatchString(*raw.PRURL) {
+			return Result{}, fmt.Errorf("result block has a pr_url that is not a GitHub pull request")
+		}
+		r.PRURL = *raw.PRURL
+	}
+	if raw.Cause != nil {
+		r.Cause = plainLine(*raw.Cause)
+	}
+	var err error
+	if r.Seed, err = count64("seed", raw.Seed); err != nil {
+		return Result{}, err
+	}
+	for _, f := range []struct {
+		name string
+		in   *float64
+		out  **int
+	}{{"failures_before", raw.FailuresBefore, &r.FailuresBefore}, {"failures_after", raw.FailuresAfter, &r.FailuresAfter}, {"runs", raw.Runs, &r.Runs}} {
+		v, err := count64(f.name, f.in)
+		if err != nil {
+			return Result{}, err
+		}
+		if v != nil {
+			n := int(*v)
+			*f.out = &n
+		}
+	}
+	return r, nil
+}
+
+func count64(name string, v *float64) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if *v < 0 || *v != float64(int64(*v)) || *v > 1<<53 {
+		return nil, fmt.Errorf("result block field %s is not a non-negative integer", name)
+	}
+	n := int64(*v)
+	return &n, nil
+}
+
+// plainLine turns agent text into one line safe to place in Markdown: no
+// HTML, no mentions that would notify people, bounded length.
+func plainLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.NewReplacer("<", "‹", ">", "›", "@", "@\u200b", "`", "'").Replace(s)
+	return clip(s, MaxCauseLen)
+}
+
+func clip(s string, max int) string {
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,81 @@
+package prompts
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+const fixedAnswer = "I looped the test 400 times and it failed 7 times with seed 48213.\n" +
+	"The cause was Application.put_env in an async test.\n\n```json\n" +
+	`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1234", "cause": "PackageControllerTest changes :hexpm, :billing_impl with Application.put_env while other async tests read it.", "seed": 48213, "failures_before": 7, "failures_after": 0, "runs": 50, "notes": "extra"}` +
+	"\n```\n"
+
+func TestParseResult(t *testing.T) {
+	r, err := ParseResult(fixedAnswer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Outcome != OutcomeFixed || r.PRURL != "https://github.com/hexpm/hexpm/pull/1234" || *r.Seed != 48213 || *r.FailuresBefore != 7 || *r.FailuresAfter != 0 || *r.Runs != 50 {
+		t.Fatalf("unexpected result %+v", r)
+	}
+
+	bad := []struct{ name, answer, want string }{
+		{"no block", "I could not do it.", "no result block"},
+		{"not json", "```json\n{outcome: fixed}\n```", "not valid JSON"},
+		{"unknown outcome", "```json\n{\"outcome\": \"maybe\"}\n```", "unknown outcome"},
+		{"foreign url", "```json\n{\"outcome\": \"fixed\", \"pr_url\": \"https://evil.example/pull/1\"}\n```", "not a GitHub pull request"},
+		{"negative count", "```json\n{\"outcome\": \"fixed\", \"failures_before\": -1}\n```", "failures_before"},
+		{"fractional seed", "```json\n{\"outcome\": \"fixed\", \"seed\": 1.5}\n```", "seed"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseResult(tt.answer)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+
+	r, err = ParseResult("Tried 500 runs.\n```json\n{\"outcome\": \"not_reproduced\", \"pr_url\": null, \"seed\": null, \"runs\": 500}\n```")
+	if err != nil || r.Outcome != OutcomeNotReproduced || r.Seed != nil || *r.Runs != 500 {
+		t.Fatalf("not_reproduced: %+v %v", r, err)
+	}
+	if !errors.Is(mustErr(ParseResult("")), ErrNoResultBlock) {
+		t.Fatal("empty answer should be ErrNoResultBlock")
+	}
+}
+
+func TestParseResultNeutralisesCause(t *testing.T) {
+	r, err := ParseResult("```json\n{\"outcome\": \"fixed\", \"cause\": \"<img src=x> ping @octocat\\n`rm`\"}\n```")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(r.Cause, "<>`\n") || strings.Contains(r.Cause, "@octocat") {
+		t.Fatalf("cause not neutralised: %q", r.Cause)
+	}
+}
+
+func mustErr(_ Result, err error) error { return err }
+
+func FuzzParseResult(f *testing.F) {
+	f.Add(fixedAnswer)
+	f.Add("```json\n{\"outcome\":\"not_reproduced\"}\n```")
+	f.Add("```\n{\"outcome\":\"fixed\",\"seed\":1e300}\n```")
+	f.Fuzz(func(t *testing.T, answer string) {
+		r, err := ParseResult(answer)
+		if err != nil {
+			return
+		}
+		if r.Outcome != OutcomeFixed && r.Outcome != OutcomeNotFixed && r.Outcome != OutcomeNotReproduced {
+			t.Fatalf("outcome %q accepted", r.Outcome)
+		}
+		if r.PRURL != "" && !pullURL.MatchString(r.PRURL) {
+			t.Fatalf("pr_url %q accepted", r.PRURL)
+		}
+		if utf8.RuneCountInString(r.Cause) > MaxCauseLen+1 || strings.ContainsAny(r.Cause, "<>`\n") {
+			t.Fatalf("cause %q accepted", r.Cause)
+		}
+	})
+}
