@@ -1,0 +1,195 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Retention is how long a run record stays in Redis after its last change.
+const Retention = 30 * 24 * time.Hour
+
+// Claim says how a new signal relates to the runs already recorded.
+type Claim string
+
+// The answers of Ledger.Claim.
+const (
+	ClaimNew      Claim = "new"      // a new run was recorded, queued, for the caller to start
+	ClaimAttached Claim = "attached" // a live run already works on this key
+	ClaimCooldown Claim = "cooldown" // a run on this key ended within the cooldown
+)
+
+// ErrNotFound is returned when no run matches.
+var ErrNotFound = errors.New("run not found")
+
+// Ledger stores runs in Redis. All its methods are safe for concurrent use
+// by any number of processes sharing the Redis.
+type Ledger struct {
+	rdb    redis.UniversalClient
+	prefix string
+	now    func() time.Time
+}
+
+// NewLedger returns a ledger keeping its records under "pitcrew:".
+func NewLedger(rdb redis.UniversalClient) *Ledger {
+	return &Ledger{rdb: rdb, prefix: "pitcrew:", now: time.Now}
+}
+
+func (l *Ledger) runKey(id string) string      { return l.prefix + "run:" + id }
+func (l *Ledger) pointerKey(key string) string { return l.prefix + "key:" + key }
+func (l *Ledger) genKey(key string) string     { return l.prefix + "gen:" + key }
+func (l *Ledger) sessionKey(id string) string  { return l.prefix + "session:" + id }
+
+// claimScript decides, atomically, whether a key gets a new run. It reads
+// the run the key points at; a live run, or an ended one still in its
+// cooldown, wins. Otherwise it records a new queued run "<key>#<gen>".
+var claimScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local f = redis.call('HMGET', ARGV[3] .. cur, 'state', 'ended_at')
+  local state, ended = f[1], tonumber(f[2] or '0')
+  if state == 'queued' or state == 'started' then return {'attached', cur} end
+  if (state == 'completed' or state == 'not_reproduced') and ended + tonumber(ARGV[2]) > tonumber(ARGV[1]) then
+    return {'cooldown', cur}
+  end
+end
+local id = ARGV[4] .. '#' .. redis.call('INCR', KEYS[2])
+local rk = ARGV[3] .. id
+redis.call('HSET', rk, 'id', id, 'state', 'queued', 'ended_at', '0', 'json', ARGV[5])
+redis.call('EXPIRE', rk, ARGV[6])
+redis.call('SET', KEYS[1], id, 'EX', ARGV[6])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return {'new', id}
+`)
+
+// Claim records r as a new queued run for r.Key unless a live run holds
+// the key, or an ended one does within cooldown. It returns the run that
+// holds the key afterwards and how the caller's signal relates to it.
+func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration) (Run, Claim, error) {
+	if r.Key == "" {
+		return Run{}, "", errors.New("runs: claim without a key")
+	}
+	r.CreatedAt = l.now().UTC()
+	body, err := json.Marshal(r)
+	if err != nil {
+		return Run{}, "", err
+	}
+	res, err := claimScript.Run(ctx, l.rdb,
+		[]string{l.pointerKey(r.Key), l.genKey(r.Key)},
+		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second),
+	).StringSlice()
+	if err != nil {
+		return Run{}, "", fmt.Errorf("runs: claim %s: %w", r.Key, err)
+	}
+	got, err := l.Get(ctx, res[1])
+	return got, Claim(res[0]), err
+}
+
+// Get reads one run.
+func (l *Ledger) Get(ctx context.Context, id string) (Run, error) {
+	return l.get(ctx, l.rdb, id)
+}
+
+func (l *Ledger) get(ctx context.Context, c redis.Cmdable, id string) (Run, error) {
+	f, err := c.HMGet(ctx, l.runKey(id), "state", "json").Result()
+	if err != nil {
+		return Run{}, fmt.Errorf("runs: read %s: %w", id, err)
+	}
+	state, _ := f[0].(string)
+	body, _ := f[1].(string)
+	if state == "" || body == "" {
+		return Run{}, ErrNotFound
+	}
+	var r Run
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		return Run{}, fmt.Errorf("runs: decode %s: %w", id, err)
+	}
+	r.ID, r.State = id, State(state)
+	return r, nil
+}
+
+// BySession finds the run a sandbox session belongs to.
+func (l *Ledger) BySession(ctx context.Context, sessionID string) (Run, error) {
+	id, err := l.rdb.Get(ctx, l.sessionKey(sessionID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return Run{}, ErrNotFound
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("runs: find session: %w", err)
+	}
+	return l.Get(ctx, id)
+}
+
+// Update changes a run under optimistic locking: change sees the current
+// record and may alter it; returning an error leaves it untouched. A change
+// of State must follow the state machine. A run that has just got a
+// session is indexed by it.
+func (l *Ledger) Update(ctx context.Context, id string, change func(*Run) error) (Run, error) {
+	var out Run
+	key := l.runKey(id)
+	txf := func(tx *redis.Tx) error {
+		cur, err := l.get(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		next := cur
+		if err := change(&next); err != nil {
+			return err
+		}
+		if next.State != cur.State {
+			if !CanMove(cur.State, next.State) {
+				return ErrTransition{From: cur.State, To: next.State}
+			}
+			switch {
+			case next.State == Started && next.StartedAt.IsZero():
+				next.StartedAt = l.now().UTC()
+			case next.State.Terminal() && next.EndedAt.IsZero():
+				next.EndedAt = l.now().UTC()
+			}
+		}
+		body, err := json.Marshal(next)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, "state", string(next.State), "ended_at", strconv.FormatInt(endedUnix(next), 10), "json", body)
+			p.Expire(ctx, key, Retention)
+			if next.SessionID != "" && next.SessionID != cur.SessionID {
+				p.Set(ctx, l.sessionKey(next.SessionID), id, Retention)
+			}
+			return nil
+		})
+		out = next
+		return err
+	}
+	for attempt := 0; attempt < 20; attempt++ {
+		err := l.rdb.Watch(ctx, txf, key)
+		if !errors.Is(err, redis.TxFailedErr) {
+			return out, err
+		}
+	}
+	return Run{}, fmt.Errorf("runs: update %s: too much contention", id)
+}
+
+// Move changes a run's state (and whatever change sets alongside).
+func (l *Ledger) Move(ctx context.Context, id string, to State, change func(*Run)) (Run, error) {
+	return l.Update(ctx, id, func(r *Run) error {
+		r.State = to
+		if change != nil {
+			change(r)
+		}
+		return nil
+	})
+}
+
+func endedUnix(r Run) int64 {
+	if r.EndedAt.IsZero() {
+		return 0
+	}
+	return r.EndedAt.Unix()
+}

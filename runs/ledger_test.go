@@ -1,0 +1,106 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+)
+
+func newRun(key string) Run {
+	return Run{Key: key, Kind: KindFlaky, InstallationID: 1, Repo: "hexpm/hexpm", Issue: 3, Test: "test/a_test.exs:1", Delivery: "d1"}
+}
+
+func TestClaimLifecycle(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	clock := time.Unix(1_800_000_000, 0)
+	l.now = func() time.Time { return clock }
+	const key = "flaky:hexpm/hexpm:test/a_test.exs:1"
+
+	first, claim, err := l.Claim(ctx, newRun(key), time.Hour)
+	if err != nil || claim != ClaimNew || first.ID != key+"#1" || first.State != Queued {
+		t.Fatalf("first claim: %+v %s %v", first, claim, err)
+	}
+	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour); claim != ClaimAttached {
+		t.Fatalf("claim of a live key = %s", claim)
+	}
+	if _, err := l.Move(ctx, first.ID, Completed, nil); !errors.As(err, new(ErrTransition)) {
+		t.Fatalf("queued → completed allowed: %v", err)
+	}
+	started, err := l.Move(ctx, first.ID, Started, func(r *Run) { r.SessionID = "ses_1" })
+	if err != nil || started.StartedAt.IsZero() {
+		t.Fatalf("start: %+v %v", started, err)
+	}
+	if got, err := l.BySession(ctx, "ses_1"); err != nil || got.ID != first.ID {
+		t.Fatalf("BySession = %+v %v", got, err)
+	}
+	if _, err := l.Move(ctx, first.ID, Completed, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	clock = clock.Add(59 * time.Minute)
+	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour); claim != ClaimCooldown || got.ID != first.ID {
+		t.Fatalf("claim within cooldown = %s %s", claim, got.ID)
+	}
+	clock = clock.Add(2 * time.Minute)
+	second, claim, err := l.Claim(ctx, newRun(key), time.Hour)
+	if err != nil || claim != ClaimNew || second.ID != key+"#2" {
+		t.Fatalf("claim after cooldown: %+v %s %v", second, claim, err)
+	}
+
+	// A failed run holds no cooldown: relabelling retries at once.
+	if _, err := l.Move(ctx, second.ID, Failed, func(r *Run) { r.Error = "boom" }); err != nil {
+		t.Fatal(err)
+	}
+	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour); claim != ClaimNew || third.ID != key+"#3" {
+		t.Fatalf("claim after failure = %s %s", claim, third.ID)
+	}
+	if _, err := l.BySession(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+func TestClaimConcurrent(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[Claim]int{}
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, c, err := l.Claim(ctx, newRun("k"), time.Hour)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			counts[c]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if counts[ClaimNew] != 1 || counts[ClaimAttached] != 49 {
+		t.Fatalf("claims = %v", counts)
+	}
+}
+
+func TestLockExcludes(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	unlock, err := l.Lock(ctx, "issue", time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Lock(ctx, "issue", time.Second, 30*time.Millisecond); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock: %v", err)
+	}
+	unlock()
+	if _, err := l.Lock(ctx, "issue", time.Second, 0); err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+}

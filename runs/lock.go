@@ -1,0 +1,46 @@
+package runs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var unlockScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+
+// ErrLocked is returned when a lock stays taken for the whole wait.
+var ErrLocked = errors.New("runs: lock is held elsewhere")
+
+// Lock takes a short exclusive lock across all replicas, waiting up to wait.
+// It serialises the edits of one status comment. The lock expires after ttl
+// should its holder die; unlock releases it only if still held by the caller.
+func (l *Ledger) Lock(ctx context.Context, name string, ttl, wait time.Duration) (unlock func(), err error) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	key := l.prefix + "lock:" + name
+	deadline := time.Now().Add(wait)
+	for {
+		ok, err := l.rdb.SetNX(ctx, key, token, ttl).Result()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return func() { unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{key}, token) }, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, ErrLocked
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
