@@ -1,0 +1,174 @@
+package testenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// Sandbox is an httptest fake of the sandbox sessions API as its contract
+// describes it: bearer auth, Idempotency-Key honoured on start, sessions
+// read back by id.
+type Sandbox struct {
+	*httptest.Server
+	Org, APIKey string
+
+	mu          sync.Mutex
+	sessions    map[string]*sandbox.Session
+	starts      []sandbox.StartRequest // every start request received, retries included
+	startKeys   []string
+	byKey       map[string]string
+	failStarts  int
+	StartDelay  time.Duration
+	AfterCreate func() // called after a session is created, before the answer
+}
+
+// NewSandbox starts the fake; it stops with the test.
+func NewSandbox(t testing.TB) *Sandbox {
+	s := &Sandbox{Org: "acme", APIKey: "rush-test-key", sessions: map[string]*sandbox.Session{}, byKey: map[string]string{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// FailNextStarts makes the next n start requests answer 500.
+func (s *Sandbox) FailNextStarts(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failStarts = n
+}
+
+// StartRequests returns the start requests received, retries included.
+func (s *Sandbox) StartRequests() ([]sandbox.StartRequest, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]sandbox.StartRequest(nil), s.starts...), append([]string(nil), s.startKeys...)
+}
+
+// SessionCount is how many distinct sessions were created.
+func (s *Sandbox) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// SessionIDs lists the sessions created, in no particular order.
+func (s *Sandbox) SessionIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id := range s.sessions {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Finish sets a session's final status and result, as the agent would.
+func (s *Sandbox) Finish(id, status, result string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ses := s.sessions[id]; ses != nil {
+		ses.Status, ses.Result = status, result
+	}
+}
+
+// Callback posts a signed callback for a session to url, as the sandbox
+// does when a session ends, and returns the answer's status code.
+func (s *Sandbox) Callback(t testing.TB, url, secret, event, sessionID string) int {
+	t.Helper()
+	body, _ := json.Marshal(sandbox.Callback{Event: event, SessionID: sessionID, SessionURL: s.URL + "/s/" + sessionID})
+	v, err := sandbox.NewVerifier(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Now().Unix()
+	id := fmt.Sprintf("msg_%s_%d", sessionID, time.Now().UnixNano())
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", v.Sign(id, ts, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func (s *Sandbox) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+s.APIKey {
+		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+		return
+	}
+	prefix := "/o/" + s.Org + "/sessions"
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == prefix:
+		s.start(w, r)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, prefix+"/"):
+		s.mu.Lock()
+		ses, ok := s.sessions[strings.TrimPrefix(r.URL.Path, prefix+"/")]
+		var copy sandbox.Session
+		if ok {
+			copy = *ses
+		}
+		s.mu.Unlock()
+		if !ok {
+			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+			return
+		}
+		writeJSON(w, http.StatusOK, copy)
+	default:
+		http.Error(w, `{"error":"no such route"}`, http.StatusNotFound)
+	}
+}
+
+func (s *Sandbox) start(w http.ResponseWriter, r *http.Request) {
+	var req sandbox.StartRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Agent == "" || req.Input == "" || len(req.Resources) == 0 {
+		http.Error(w, `{"error":"agent, input and resources are required"}`, http.StatusUnprocessableEntity)
+		return
+	}
+	time.Sleep(s.StartDelay)
+	key := r.Header.Get("Idempotency-Key")
+	s.mu.Lock()
+	s.starts = append(s.starts, req)
+	s.startKeys = append(s.startKeys, key)
+	if s.failStarts > 0 {
+		s.failStarts--
+		s.mu.Unlock()
+		http.Error(w, `{"error":"temporarily unavailable"}`, http.StatusInternalServerError)
+		return
+	}
+	id, seen := s.byKey[key]
+	if !seen || key == "" {
+		id = fmt.Sprintf("ses_%d", len(s.sessions)+1)
+		s.sessions[id] = &sandbox.Session{ID: id, ExecutionID: "exe_" + id, Status: sandbox.StatusRunning, SessionURL: s.URL + "/s/" + id}
+		if key != "" {
+			s.byKey[key] = id
+		}
+	}
+	ses := *s.sessions[id]
+	after := s.AfterCreate
+	s.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	writeJSON(w, http.StatusCreated, ses)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+

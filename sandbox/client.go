@@ -1,0 +1,243 @@
+// Package sandbox talks to the service where the agent runs (Rush's
+// sessions API): it starts sessions, reads them back, and verifies the
+// callbacks the service sends when a session ends.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is how to reach the sandbox service.
+type Config struct {
+	BaseURL string // RUSH_API_URL
+	Org     string // RUSH_ORG
+	APIKey  string // RUSH_API_KEY
+	Agent   string // RUSH_AGENT
+
+	HTTPClient  *http.Client  // default: 30 s timeout
+	MaxAttempts int           // per call, default 5
+	BaseDelay   time.Duration // first retry delay, doubled each time; default 500 ms
+}
+
+// Client calls the sandbox API. Safe for concurrent use.
+type Client struct{ cfg Config }
+
+// StartRequest is the body of a session start.
+type StartRequest struct {
+	Agent       string     `json:"agent"`
+	Input       string     `json:"input"`
+	Resources   []Resource `json:"resources"`
+	Connections []string   `json:"connections,omitempty"`
+}
+
+// Resource is something the session gets access to, such as a repository.
+type Resource struct {
+	URL string `json:"url"`
+}
+
+// Artifact is a file a session produced; URL downloads it with the API key.
+type Artifact struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+// Session is the sandbox's view of one agent run.
+type Session struct {
+	ID          string     `json:"id"`
+	ExecutionID string     `json:"execution_id,omitempty"`
+	Status      string     `json:"status,omitempty"` // running, completed, failed
+	Result      string     `json:"result,omitempty"`
+	SessionURL  string     `json:"session_url,omitempty"`
+	Artifacts   []Artifact `json:"artifacts,omitempty"`
+}
+
+// Session statuses.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// PermanentError is an answer that retrying will not change (a 4xx other
+// than 408 and 429). Callers report it instead of retrying.
+type PermanentError struct {
+	Status int
+	Detail string
+}
+
+func (e *PermanentError) Error() string {
+	return fmt.Sprintf("sandbox API answered %d: %s", e.Status, e.Detail)
+}
+
+// IsPermanent reports whether err is a PermanentError.
+func IsPermanent(err error) bool { return errors.As(err, new(*PermanentError)) }
+
+var sessionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// ValidSessionID reports whether id may be placed in an API path.
+func ValidSessionID(id string) bool { return sessionID.MatchString(id) }
+
+// NewClient checks cfg and fills its defaults.
+func NewClient(cfg Config) (*Client, error) {
+	if cfg.BaseURL == "" || cfg.Org == "" || cfg.APIKey == "" {
+		return nil, errors.New("sandbox: RUSH_API_URL, RUSH_ORG and RUSH_API_KEY are required")
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.Agent == "" {
+		cfg.Agent = "claude"
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 5
+	}
+	if cfg.BaseDelay <= 0 {
+		cfg.BaseDelay = 500 * time.Millisecond
+	}
+	return &Client{cfg: cfg}, nil
+}
+
+// Start starts a session working on repoURL with prompt. The idempotency
+// key is sent on every attempt, so retries after a lost answer return the
+// session already made instead of making a second one.
+func (c *Client) Start(ctx context.Context, idempotencyKey, prompt, repoURL string, connections []string) (Session, error) {
+	body, err := json.Marshal(StartRequest{Agent: c.cfg.Agent, Input: prompt, Resources: []Resource{{URL: repoURL}}, Connections: connections})
+	if err != nil {
+		return Session{}, err
+	}
+	var s Session
+	err = c.do(ctx, http.MethodPost, c.cfg.BaseURL+"/o/"+c.cfg.Org+"/sessions", body, idempotencyKey, &s)
+	if err == nil && !ValidSessionID(s.ID) {
+		err = fmt.Errorf("sandbox: start answered an invalid session id")
+	}
+	return s, err
+}
+
+// Get reads a session. Callbacks are only hints; this is the truth.
+func (c *Client) Get(ctx context.Context, id string) (Session, error) {
+	if !ValidSessionID(id) {
+		return Session{}, &PermanentError{Status: 400, Detail: "invalid session id"}
+	}
+	var s Session
+	err := c.do(ctx, http.MethodGet, c.cfg.BaseURL+"/o/"+c.cfg.Org+"/sessions/"+id, nil, "", &s)
+	return s, err
+}
+
+func (c *Client) do(ctx context.Context, method, url string, body []byte, idempotencyKey string, out any) error {
+	var last error
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		if attempt > 0 {
+			if err := sleep(ctx, c.delay(attempt, last)); err != nil {
+				return err
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+		req.Header.Set("Accept", "application/json")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if idempotencyKey != "" {
+			req.Header.Set("Idempotency-Key", idempotencyKey)
+		}
+		resp, err := c.cfg.HTTPClient.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			last = fmt.Errorf("sandbox: %s %s: %w", method, req.URL.Path, errors.Unwrap(err))
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			last = fmt.Errorf("sandbox: reading answer: %w", err)
+		case resp.StatusCode >= 200 && resp.StatusCode < 300:
+			if err := json.Unmarshal(data, out); err != nil {
+				return fmt.Errorf("sandbox: %s %s: undecodable answer: %w", method, req.URL.Path, err)
+			}
+			return nil
+		case resp.StatusCode == 429 || resp.StatusCode == 408 || resp.StatusCode >= 500:
+			last = &retryable{status: resp.StatusCode, after: retryAfter(resp.Header)}
+		default:
+			return &PermanentError{Status: resp.StatusCode, Detail: detail(data)}
+		}
+	}
+	return fmt.Errorf("sandbox: %s gave up after %d attempts: %w", method, c.cfg.MaxAttempts, last)
+}
+
+type retryable struct {
+	status int
+	after  time.Duration
+}
+
+func (r *retryable) Error() string { return "answered " + strconv.Itoa(r.status) }
+
+// delay is exponential backoff with full jitter, or the server's
+// Retry-After when it gave one.
+func (c *Client) delay(attempt int, last error) time.Duration {
+	var r *retryable
+	if errors.As(last, &r) && r.after > 0 {
+		return min(r.after, 2*time.Minute)
+	}
+	d := c.cfg.BaseDelay << (attempt - 1)
+	return d/2 + rand.N(d/2+1)
+}
+
+func retryAfter(h http.Header) time.Duration {
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// detail extracts a short message from an error answer, never echoing
+// more than a line of it.
+func detail(data []byte) string {
+	var e struct {
+		Error   any    `json:"error"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(data, &e)
+	msg := e.Message
+	if msg == "" {
+		if s, ok := e.Error.(string); ok {
+			msg = s
+		}
+	}
+	if msg == "" {
+		msg = "no detail given"
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	return msg
+}
