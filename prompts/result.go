@@ -76,7 +76,7 @@ func ParseResult(answer string) (Result, error) {
 		r.PRURL = *raw.PRURL
 	}
 	if raw.Cause != nil {
-		r.Cause = plainLine(*raw.Cause)
+		r.Cause = PlainLine(*raw.Cause, MaxCauseLen)
 	}
 	var err error
 	if r.Seed, err = count64("seed", raw.Seed); err != nil {
@@ -110,12 +110,13 @@ func count64(name string, v *float64) (*int64, error) {
 	return &n, nil
 }
 
-// plainLine turns agent text into one line safe to place in Markdown: no
-// HTML, no mentions that would notify people, bounded length.
-func plainLine(s string) string {
+// PlainLine turns outside text into one line safe to place in Markdown:
+// no HTML, no code spans, no mentions that would notify people, at most
+// max runes (plus an ellipsis).
+func PlainLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	s = strings.NewReplacer("<", "‹", ">", "›", "@", "@\u200b", "`", "'").Replace(s)
-	return clip(s, MaxCauseLen)
+	return clip(s, max)
 }
 
 func clip(s string, max int) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -35,11 +36,14 @@ type Entry struct {
 	Test     string `json:"test"`
 	RunID    string `json:"run_id"`
 	Relation Claim  `json:"relation"` // new: this issue started it; attached/cooldown: another signal did
+
+	Cooldown time.Duration `json:"cooldown,omitempty"` // the cooldown a ClaimCooldown was judged with
 }
 
 // IssueStatus is what one issue's status comment shows, and where it is.
 type IssueStatus struct {
 	InstallationID int64    `json:"installation_id"`
+	Label          string   `json:"label"` // the label that starts runs, named in retry hints
 	CommentID      int64    `json:"comment_id,omitempty"`
 	Notice         string   `json:"notice,omitempty"` // why nothing started, shown instead of runs
 	Entries        []Entry  `json:"entries,omitempty"`

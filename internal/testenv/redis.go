@@ -1,6 +1,3 @@
-// Package testenv holds what the tests of several packages share: a Redis
-// of their own, fakes of GitHub and of the sandbox API, and the check of
-// GitHub calls against the official OpenAPI description.
 package testenv
 
 import (

@@ -1,0 +1,163 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/palantir/go-githubapp/githubapp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// Options is everything the app is built from. cmd/pitcrew fills it from
+// the environment; tests fill it with fakes.
+type Options struct {
+	WebhookSecret     string // GitHub App webhook secret; must not be empty
+	RushWebhookSecret string
+	AppSlug           string
+	ClientCreator     githubapp.ClientCreator
+	Redis             redis.UniversalClient
+	Sandbox           Sandbox
+	Logger            zerolog.Logger
+	Registry          *prometheus.Registry
+
+	Concurrency  int           // worker goroutines, default 10
+	PollInterval time.Duration // how often an idle worker looks for tasks, default 200 ms
+	// ShutdownTimeout is how long tasks in flight may run after Shutdown
+	// before they are handed back to the queue; default 20 s.
+	ShutdownTimeout time.Duration
+}
+
+// App is pitcrew assembled: the HTTP routes and the queue worker.
+type App struct {
+	Handler http.Handler
+	Ledger  *runs.Ledger
+
+	queue  *asynq.Client
+	server *asynq.Server
+	mux    *asynq.ServeMux
+}
+
+// NewApp wires the handlers together.
+func NewApp(o Options) (*App, error) {
+	if o.WebhookSecret == "" {
+		return nil, errors.New("the GitHub webhook secret is empty: signature checks would be off")
+	}
+	verifier, err := sandbox.NewVerifier(o.RushWebhookSecret)
+	if err != nil {
+		return nil, err
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 10
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 20 * time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 200 * time.Millisecond
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	metrics := NewMetrics(o.Registry)
+	ledger := runs.NewLedger(o.Redis)
+	queue := asynq.NewClientFromRedisClient(o.Redis)
+	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug}
+
+	worker := NewDeliveryWorker(o.Redis, o.Logger,
+		&IssueLabeled{base}, &Installation{base}, &InstallationRepositories{base})
+	mux := asynq.NewServeMux()
+	mux.Handle(TaskGitHubDelivery, worker)
+	mux.Handle(TaskSessionRefresh, &SessionRefresher{base})
+
+	intake := &Intake{Queue: queue, Events: worker.Events(), Metrics: metrics}
+	githubHook := githubapp.NewEventDispatcher([]githubapp.EventHandler{intake}, o.WebhookSecret,
+		githubapp.WithErrorCallback(onIntakeError), githubapp.WithResponseCallback(onIntakeResponse))
+
+	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
+	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
+	}, func() float64 { return queueDepth(inspector) }))
+
+	routes := http.NewServeMux()
+	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(githubHook, MaxGitHubBody), o.Logger))
+	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger})
+	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	routes.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		if err := o.Redis.Ping(ctx).Err(); err != nil {
+			http.Error(w, "redis unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	routes.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
+
+	server := asynq.NewServerFromRedisClient(o.Redis, asynq.Config{
+		Concurrency:       o.Concurrency,
+		Queues:            map[string]int{QueueOutcome: 2, QueueGitHub: 1},
+		TaskCheckInterval: o.PollInterval,
+		ShutdownTimeout:   o.ShutdownTimeout,
+		Logger:            asynqLogger{o.Logger},
+		RetryDelayFunc:    retryDelay,
+	})
+	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: queue, server: server, mux: mux}, nil
+}
+
+// StartWorker starts taking tasks off the queue in the background.
+func (a *App) StartWorker() error { return a.server.Start(a.mux) }
+
+// Shutdown stops the worker: tasks in flight get the shutdown timeout to
+// finish, and those that do not are handed back to the queue for another
+// worker.
+func (a *App) Shutdown() {
+	a.server.Shutdown()
+	a.queue.Close()
+}
+
+// requireSHA256 refuses deliveries signed only with the legacy SHA-1
+// header, which go-github would otherwise accept.
+func requireSHA256(next http.Handler, log zerolog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Hub-Signature-256") == "" {
+			log.Warn().Str("delivery", r.Header.Get("X-GitHub-Delivery")).Msg("rejected a delivery without X-Hub-Signature-256")
+			http.Error(w, "missing X-Hub-Signature-256", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func withLogger(next http.Handler, log zerolog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(log.WithContext(r.Context())))
+	})
+}
+
+func queueDepth(in *asynq.Inspector) float64 {
+	var n int
+	for _, q := range []string{QueueGitHub, QueueOutcome} {
+		if info, err := in.GetQueueInfo(q); err == nil {
+			n += info.Pending + info.Scheduled + info.Retry
+		}
+	}
+	return float64(n)
+}
+
+// retryDelay backs off exponentially from 2 s to 10 min, with jitter from
+// asynq's default for the long tail.
+func retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if n < 8 {
+		return (2 * time.Second) << n
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
+}

@@ -1,0 +1,69 @@
+// Package handlers turns GitHub webhooks and sandbox callbacks into runs
+// and their outcomes on GitHub. Intake (intake.go, rush.go) only verifies
+// and stores a delivery durably; the worker (worker.go) hands each stored
+// delivery to the handler of its event, one file per event.
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// Sandbox is what the handlers need from the sandbox service.
+type Sandbox interface {
+	Start(ctx context.Context, idempotencyKey, prompt, repoURL string, connections []string) (sandbox.Session, error)
+	Get(ctx context.Context, id string) (sandbox.Session, error)
+}
+
+// Base holds what every handler shares.
+type Base struct {
+	Clients Clients
+	Ledger  *runs.Ledger
+	Sandbox Sandbox
+	Metrics *Metrics
+	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
+	AppSlug string
+	Now     func() time.Time
+}
+
+func (b *Base) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// loadRepoConfig reads and strictly parses a repository's configuration.
+// A file that exists but cannot be used is a *ConfigError.
+func (b *Base) loadRepoConfig(ctx context.Context, gh GitHub, repo Repo) (RepoConfig, error) {
+	raw, err := gh.LoadConfig(ctx, repo)
+	if err != nil {
+		return RepoConfig{}, fmt.Errorf("loading %s of %s: %w", ConfigPath, repo, err)
+	}
+	cfg, err := ParseRepoConfig(raw.Content)
+	if err != nil {
+		return RepoConfig{}, &ConfigError{Source: raw.Source, Path: raw.Path, Err: err}
+	}
+	return cfg, nil
+}
+
+// lastAttempt reports whether the task running in ctx will not be retried
+// if it fails now.
+func lastAttempt(ctx context.Context) bool {
+	n, ok1 := asynq.GetRetryCount(ctx)
+	max, ok2 := asynq.GetMaxRetry(ctx)
+	return !ok1 || !ok2 || n >= max
+}
+
+// permanent marks an error that retrying will not fix, so the queue drops
+// the task instead of retrying it.
+func permanent(err error) error { return fmt.Errorf("%w (%w)", err, asynq.SkipRetry) }
+
+func logFor(ctx context.Context) *zerolog.Logger { return zerolog.Ctx(ctx) }

@@ -1,0 +1,72 @@
+package handlers
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultFlakyLabel is the label that asks for a flaky-test fix unless a
+// repository configures another.
+const DefaultFlakyLabel = "flaky"
+
+// RepoConfig is a repository's .github/pitcrew.yml. Every key has a
+// default, so a repository without the file works.
+type RepoConfig struct {
+	Flaky FlakyConfig `yaml:"flaky"`
+}
+
+// FlakyConfig configures the flaky-test job.
+type FlakyConfig struct {
+	Enabled    bool          `yaml:"enabled"`
+	Label      string        `yaml:"label"`
+	VerifyRuns int           `yaml:"verify_runs"` // how often the agent runs the fixed test
+	Cooldown   time.Duration `yaml:"cooldown"`    // how long a finished run answers for its test
+}
+
+// DefaultRepoConfig is what applies where the file says nothing.
+func DefaultRepoConfig() RepoConfig {
+	return RepoConfig{Flaky: FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour}}
+}
+
+// ConfigError is a configuration file that could not be used. It is shown
+// to users, so it names the file and the problem.
+type ConfigError struct {
+	Source string // owner/repo@ref
+	Path   string
+	Err    error
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%s in %s: %v", e.Path, e.Source, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ParseRepoConfig reads a configuration file strictly: unknown keys, wrong
+// types and out-of-range values are errors, never silently defaulted.
+func ParseRepoConfig(content []byte) (RepoConfig, error) {
+	cfg := DefaultRepoConfig()
+	if len(bytes.TrimSpace(content)) == 0 {
+		return cfg, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(content))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return RepoConfig{}, err
+	}
+	f := cfg.Flaky
+	switch {
+	case f.Label == "" || len(f.Label) > 50:
+		return RepoConfig{}, errors.New("flaky.label must be 1 to 50 characters")
+	case f.VerifyRuns < 1 || f.VerifyRuns > 500:
+		return RepoConfig{}, errors.New("flaky.verify_runs must be between 1 and 500")
+	case f.Cooldown < 0 || f.Cooldown > 30*24*time.Hour:
+		return RepoConfig{}, errors.New("flaky.cooldown must be between 0s and 720h")
+	}
+	return cfg, nil
+}

@@ -1,0 +1,153 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+	"github.com/palantir/go-githubapp/appconfig"
+	"github.com/palantir/go-githubapp/githubapp"
+)
+
+// Repo names a repository.
+type Repo struct{ Owner, Name string }
+
+// String renders owner/name.
+func (r Repo) String() string { return r.Owner + "/" + r.Name }
+
+// ParseRepo splits owner/name.
+func ParseRepo(full string) (Repo, error) {
+	owner, name, ok := strings.Cut(full, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return Repo{}, fmt.Errorf("invalid repository name %q", full)
+	}
+	return Repo{owner, name}, nil
+}
+
+// GitHub is the part of GitHub's REST API the handlers use, as one
+// installation sees it. Keeping it narrow keeps the handlers' needs (and
+// the API calls each trigger costs) visible in one place.
+type GitHub interface {
+	// LoadConfig reads the raw .github/pitcrew.yml of repo, falling back to
+	// the owner's .github repository; an empty Content means no file.
+	LoadConfig(ctx context.Context, repo Repo) (appconfig.Config, error)
+	// Permission is the user's permission on repo: admin, write, read or none.
+	Permission(ctx context.Context, repo Repo, user string) (string, error)
+	CreateComment(ctx context.Context, repo Repo, issue int, body string) (int64, error)
+	// EditComment returns ErrCommentGone when the comment was deleted.
+	EditComment(ctx context.Context, repo Repo, id int64, body string) error
+	// FindComment returns the id of the first comment on the issue made by
+	// the app that contains marker, or 0.
+	FindComment(ctx context.Context, repo Repo, issue int, marker string) (int64, error)
+	// CreateLabel creates a label; created is false if it already existed.
+	CreateLabel(ctx context.Context, repo Repo, name, color, description string) (created bool, err error)
+}
+
+// ErrCommentGone means a status comment was deleted by someone.
+var ErrCommentGone = errors.New("comment no longer exists")
+
+// Clients hands out the GitHub API for an installation.
+type Clients interface {
+	Installation(id int64) (GitHub, error)
+}
+
+// ConfigPath is where a repository configures pitcrew.
+const ConfigPath = ".github/pitcrew.yml"
+
+// NewClients returns Clients backed by go-githubapp's client creator
+// (installation tokens through ghinstallation).
+func NewClients(cc githubapp.ClientCreator) Clients {
+	return &restClients{cc: cc, loader: appconfig.NewLoader([]string{ConfigPath})}
+}
+
+type restClients struct {
+	cc     githubapp.ClientCreator
+	loader *appconfig.Loader
+}
+
+func (c *restClients) Installation(id int64) (GitHub, error) {
+	client, err := c.cc.NewInstallationClient(id)
+	if err != nil {
+		return nil, fmt.Errorf("github client for installation %d: %w", id, err)
+	}
+	return &restGitHub{c: client, loader: c.loader}, nil
+}
+
+type restGitHub struct {
+	c      *github.Client
+	loader *appconfig.Loader
+}
+
+func (g *restGitHub) LoadConfig(ctx context.Context, repo Repo) (appconfig.Config, error) {
+	return g.loader.LoadConfig(ctx, g.c, repo.Owner, repo.Name, "")
+}
+
+func (g *restGitHub) Permission(ctx context.Context, repo Repo, user string) (string, error) {
+	p, _, err := g.c.Repositories.GetPermissionLevel(ctx, repo.Owner, repo.Name, user)
+	if isStatus(err, http.StatusNotFound) {
+		return "none", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading %s's permission on %s: %w", user, repo, err)
+	}
+	return p.GetPermission(), nil
+}
+
+func (g *restGitHub) CreateComment(ctx context.Context, repo Repo, issue int, body string) (int64, error) {
+	c, _, err := g.c.Issues.CreateComment(ctx, repo.Owner, repo.Name, issue, &github.IssueComment{Body: &body})
+	if err != nil {
+		return 0, fmt.Errorf("commenting on %s#%d: %w", repo, issue, err)
+	}
+	return c.GetID(), nil
+}
+
+func (g *restGitHub) EditComment(ctx context.Context, repo Repo, id int64, body string) error {
+	_, _, err := g.c.Issues.EditComment(ctx, repo.Owner, repo.Name, id, &github.IssueComment{Body: &body})
+	if isStatus(err, http.StatusNotFound) {
+		return ErrCommentGone
+	}
+	if err != nil {
+		return fmt.Errorf("editing comment %d on %s: %w", id, repo, err)
+	}
+	return nil
+}
+
+func (g *restGitHub) FindComment(ctx context.Context, repo Repo, issue int, marker string) (int64, error) {
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		cs, resp, err := g.c.Issues.ListComments(ctx, repo.Owner, repo.Name, issue, opts)
+		if err != nil {
+			return 0, fmt.Errorf("listing comments of %s#%d: %w", repo, issue, err)
+		}
+		for _, c := range cs {
+			if c.GetUser().GetType() == "Bot" {
+				if strings.Contains(c.GetBody(), marker) {
+					return c.GetID(), nil
+				}
+			}
+		}
+		if resp.NextPage == 0 {
+			return 0, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *restGitHub) CreateLabel(ctx context.Context, repo Repo, name, color, description string) (bool, error) {
+	_, _, err := g.c.Issues.CreateLabel(ctx, repo.Owner, repo.Name, &github.Label{Name: &name, Color: &color, Description: &description})
+	if isStatus(err, http.StatusUnprocessableEntity) {
+		return false, nil // already_exists
+	}
+	if err != nil {
+		return false, fmt.Errorf("creating label %q in %s: %w", name, repo, err)
+	}
+	return true, nil
+}
+
+func isStatus(err error, code int) bool {
+	var e *github.ErrorResponse
+	return errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == code
+}

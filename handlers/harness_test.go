@@ -1,0 +1,227 @@
+package handlers
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/palantir/go-githubapp/githubapp"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+const (
+	testWebhookSecret = "gh-webhook-secret-for-tests"
+	testRushSecret    = "whsec_cGl0Y3Jldy1ydXNoLXNlY3JldC1mb3ItdGVzdHM="
+	testInstallation  = 42
+)
+
+// harness is pitcrew running against fakes of GitHub and the sandbox and a
+// real Redis, reached through its real HTTP routes.
+type harness struct {
+	t       testing.TB
+	gh      *testenv.GitHub
+	sandbox *testenv.Sandbox
+	redis   *redis.Client
+	app     *App
+	server  *httptest.Server
+	logs    *syncBuffer
+	opts    Options
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var (
+	keyOnce sync.Once
+	keyPEM  []byte
+)
+
+func testPrivateKey(t testing.TB) []byte {
+	keyOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyPEM = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	})
+	return keyPEM
+}
+
+// newHarness builds the app; startWorker says whether its queue worker runs.
+func newHarness(t testing.TB, startWorker bool) *harness {
+	h := &harness{t: t, gh: testenv.NewGitHub(t), sandbox: testenv.NewSandbox(t), redis: testenv.Redis(t), logs: &syncBuffer{}}
+	h.gh.SetPermission("alice", "write")
+	sb, err := sandbox.NewClient(sandbox.Config{BaseURL: h.sandbox.URL, Org: h.sandbox.Org, APIKey: h.sandbox.APIKey, BaseDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.opts = Options{
+		WebhookSecret: testWebhookSecret, RushWebhookSecret: testRushSecret, AppSlug: "pitcrew",
+		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testPrivateKey(t)),
+		Redis:         h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
+		Concurrency: 8, PollInterval: 20 * time.Millisecond, ShutdownTimeout: 500 * time.Millisecond,
+	}
+	h.app = h.newApp()
+	h.server = httptest.NewServer(h.app.Handler)
+	t.Cleanup(h.server.Close)
+	if startWorker {
+		h.startWorker(h.app)
+	}
+	return h
+}
+
+func (h *harness) newApp() *App {
+	app, err := NewApp(h.opts)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return app
+}
+
+func (h *harness) startWorker(app *App) {
+	if err := app.StartWorker(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(app.Shutdown)
+}
+
+// deliver posts a webhook signed with the app's secret.
+func (h *harness) deliver(event, id string, payload []byte) int {
+	return h.deliverSigned(event, id, payload, sign(testWebhookSecret, payload))
+}
+
+func (h *harness) deliverSigned(event, id string, payload []byte, signature string) int {
+	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/github/hook", bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", id)
+	if signature != "" {
+		req.Header.Set("X-Hub-Signature-256", signature)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func sign(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// callback sends the sandbox's signed callback for a session.
+func (h *harness) callback(event, sessionID string) int {
+	return h.sandbox.Callback(h.t, h.server.URL+"/api/rush/hook", testRushSecret, event, sessionID)
+}
+
+// eventually polls cond until it holds, failing the test after 10 s.
+func (h *harness) eventually(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// statusComment returns the only comment on an issue, failing if there is
+// not exactly one.
+func (h *harness) statusComment(issue int) testenv.Comment {
+	h.t.Helper()
+	cs := h.gh.Comments("hexpm/hexpm", issue)
+	if len(cs) != 1 {
+		h.t.Fatalf("issue #%d has %d comments, want 1: %+v", issue, len(cs), cs)
+	}
+	return cs[0]
+}
+
+func (h *harness) commentContains(issue int, text string) func() bool {
+	return func() bool {
+		cs := h.gh.Comments("hexpm/hexpm", issue)
+		return len(cs) > 0 && strings.Contains(cs[len(cs)-1].Body, text)
+	}
+}
+
+// labeledEvent is the issues.labeled example from @octokit/webhooks-examples,
+// moved to hexpm/hexpm, with an installation and the given label, sender,
+// issue number and text.
+func labeledEvent(t testing.TB, label, sender string, issue int, title, body string) []byte {
+	var ev map[string]any
+	readJSON(t, "issues.labeled.json", &ev)
+	ev["label"].(map[string]any)["name"] = label
+	ev["installation"] = map[string]any{"id": testInstallation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI="}
+	is := ev["issue"].(map[string]any)
+	is["number"], is["title"], is["body"] = issue, title, body
+	repo := ev["repository"].(map[string]any)
+	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
+	repo["owner"].(map[string]any)["login"] = "hexpm"
+	s := ev["sender"].(map[string]any)
+	s["login"] = sender
+	if strings.HasSuffix(sender, "[bot]") {
+		s["type"] = "Bot"
+	}
+	out, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func readJSON(t testing.TB, name string, v any) {
+	b, err := os.ReadFile("../testdata/webhooks/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var deliverySeq struct {
+	sync.Mutex
+	n int
+}
+
+func newDeliveryID() string {
+	deliverySeq.Lock()
+	defer deliverySeq.Unlock()
+	deliverySeq.n++
+	return fmt.Sprintf("72d3162e-cc78-11e3-81ab-%012d", deliverySeq.n)
+}

@@ -1,0 +1,70 @@
+package handlers
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Task types on the durable queue.
+const (
+	TaskGitHubDelivery = "github:delivery" // a verified GitHub webhook delivery
+	TaskSessionRefresh = "sandbox:refresh" // read a session and report its outcome
+)
+
+// Queue names; a busy GitHub intake does not delay outcome reports.
+const (
+	QueueGitHub  = "github"
+	QueueOutcome = "outcome"
+)
+
+const (
+	// deliveryRetention keeps a finished delivery task in Redis, so a
+	// redelivery within that time is refused at intake by its task id.
+	deliveryRetention = time.Hour
+	// processedTTL is how long the worker remembers a delivery it finished;
+	// GitHub can redeliver a delivery for 3 days.
+	processedTTL = 72 * time.Hour
+	maxRetry     = 12
+)
+
+// encodeDelivery frames a delivery as "event\ndelivery-id\n" + body: one
+// copy of the body, no JSON re-encoding.
+func encodeDelivery(event, id string, body []byte) []byte {
+	b := make([]byte, 0, len(event)+len(id)+2+len(body))
+	b = append(b, event...)
+	b = append(b, '\n')
+	b = append(b, id...)
+	b = append(b, '\n')
+	return append(b, body...)
+}
+
+func decodeDelivery(p []byte) (event, id string, body []byte, err error) {
+	e, rest, ok1 := bytes.Cut(p, []byte{'\n'})
+	d, body, ok2 := bytes.Cut(rest, []byte{'\n'})
+	if !ok1 || !ok2 || len(e) == 0 || len(d) == 0 {
+		return "", "", nil, errors.New("malformed delivery task")
+	}
+	return string(e), string(d), body, nil
+}
+
+func deliveryTask(event, id string, body []byte) *asynq.Task {
+	return asynq.NewTask(TaskGitHubDelivery, encodeDelivery(event, id, body),
+		asynq.TaskID("gh:"+id), asynq.Queue(QueueGitHub), asynq.MaxRetry(maxRetry),
+		asynq.Retention(deliveryRetention), asynq.Timeout(5*time.Minute))
+}
+
+func refreshTask(sessionID, callbackID string) *asynq.Task {
+	return asynq.NewTask(TaskSessionRefresh, []byte(sessionID),
+		asynq.TaskID("cb:"+callbackID), asynq.Queue(QueueOutcome), asynq.MaxRetry(maxRetry),
+		asynq.Retention(24*time.Hour), asynq.Timeout(5*time.Minute))
+}
+
+// isDuplicate reports whether an enqueue failed only because the same
+// task is already stored.
+func isDuplicate(err error) bool { return errors.Is(err, asynq.ErrTaskIDConflict) }
+
+func processedKey(id string) string { return fmt.Sprintf("pitcrew:delivery:%s", id) }

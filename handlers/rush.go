@@ -1,0 +1,178 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/hibiken/asynq"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// MaxCallbackBody bounds a sandbox callback body.
+const MaxCallbackBody = 1 << 20
+
+// RushHook receives the sandbox's run.completed / run.failed callbacks on
+// POST /api/rush/hook. A callback is only a hint: once verified and matched
+// to a run, it queues a task that reads the session from the API.
+type RushHook struct {
+	Verifier *sandbox.Verifier
+	Ledger   *runs.Ledger
+	Queue    *asynq.Client
+	Metrics  *Metrics
+	Logger   zerolog.Logger
+}
+
+func (h *RushHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	outcome := "error"
+	defer func() { h.Metrics.Callbacks.WithLabelValues(outcome).Inc() }()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallbackBody))
+	if err != nil {
+		outcome = "rejected"
+		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := h.Verifier.Verify(r.Header, body); err != nil {
+		outcome = "rejected"
+		h.Logger.Warn().Err(err).Msg("rejected a sandbox callback")
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return
+	}
+	cb, err := sandbox.ParseCallback(body)
+	if err != nil {
+		outcome = "rejected"
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	log := h.Logger.With().Str("session_id", cb.SessionID).Str("event", cb.Event).Logger()
+	run, err := h.Ledger.BySession(r.Context(), cb.SessionID)
+	if errors.Is(err, runs.ErrNotFound) {
+		outcome = "unknown_session"
+		log.Info().Msg("callback for a session pitcrew did not start; ignored")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if err != nil {
+		log.Error().Err(err).Msg("reading the ledger")
+		http.Error(w, "try again later", http.StatusServiceUnavailable)
+		return
+	}
+	_, err = h.Queue.EnqueueContext(r.Context(), refreshTask(cb.SessionID, r.Header.Get("webhook-id")))
+	switch {
+	case isDuplicate(err):
+		outcome = "duplicate"
+	case err != nil:
+		log.Error().Err(err).Msg("could not queue the callback")
+		http.Error(w, "try again later", http.StatusServiceUnavailable)
+		return
+	default:
+		outcome = "queued"
+		log.Info().Str("run_id", run.ID).Msg("queued a session refresh")
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// SessionRefresher reads a session from the sandbox API and, once it has
+// ended, records the outcome and edits the status comment of every issue
+// that shows the run.
+type SessionRefresher struct{ Base }
+
+// ProcessTask implements asynq.Handler for TaskSessionRefresh.
+func (h *SessionRefresher) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	sessionID := string(t.Payload())
+	run, err := h.Ledger.BySession(ctx, sessionID)
+	if errors.Is(err, runs.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("session_id", sessionID).Str("repo", run.Repo).Logger()
+	ctx = log.WithContext(ctx)
+	if run.State == runs.Started {
+		if run, err = h.recordOutcome(ctx, run); err != nil || !run.State.Terminal() {
+			return err
+		}
+	}
+	if run.Published {
+		return nil
+	}
+	return h.publishOutcome(ctx, run)
+}
+
+// recordOutcome moves a started run to the state the session reports.
+func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (runs.Run, error) {
+	ses, err := h.Sandbox.Get(ctx, run.SessionID)
+	var to runs.State
+	var change func(*runs.Run)
+	switch {
+	case sandbox.IsPermanent(err):
+		to, change = runs.Failed, func(r *runs.Run) {
+			r.Error = "the sandbox could not report on the session (" + prompts.PlainLine(err.Error(), 200) + ")"
+		}
+	case err != nil:
+		return run, err
+	case ses.Status == sandbox.StatusFailed:
+		to, change = runs.Failed, func(r *runs.Run) { r.Error = failureReason(ses.Result) }
+	case ses.Status == sandbox.StatusCompleted:
+		res, perr := prompts.ParseResult(ses.Result)
+		to = runs.Completed
+		if perr == nil && res.Outcome == prompts.OutcomeNotReproduced {
+			to = runs.NotReproduced
+		}
+		change = func(r *runs.Run) {
+			if perr != nil {
+				r.Error = "its answer had no readable result (" + perr.Error() + ")"
+				return
+			}
+			if res.PRURL != "" && !strings.HasPrefix(strings.ToLower(res.PRURL), "https://github.com/"+strings.ToLower(r.Repo)+"/pull/") {
+				res.PRURL = ""
+				r.Error = "the agent reported a pull request outside this repository"
+			}
+			r.Result = &res
+		}
+	default:
+		logFor(ctx).Info().Str("status", ses.Status).Msg("session has not ended yet")
+		return run, nil
+	}
+	if url := safeURL(ses.SessionURL); url != "" {
+		inner := change
+		change = func(r *runs.Run) { inner(r); r.SessionURL = url }
+	}
+	moved, err := h.Ledger.Move(ctx, run.ID, to, change)
+	var te runs.ErrTransition
+	if errors.As(err, &te) {
+		return h.Ledger.Get(ctx, run.ID) // another worker recorded it first
+	}
+	if err != nil {
+		return run, err
+	}
+	h.Metrics.Runs.WithLabelValues(string(run.Kind), string(to)).Inc()
+	logFor(ctx).Info().Str("state", string(to)).Msg("run ended")
+	return moved, nil
+}
+
+func (h *SessionRefresher) publishOutcome(ctx context.Context, run runs.Run) error {
+	gh, err := h.Clients.Installation(run.InstallationID)
+	if err != nil {
+		return err
+	}
+	if err := h.publishToSubjects(ctx, gh, run.ID, runs.Subject{}); err != nil {
+		return err
+	}
+	_, err = h.Ledger.Update(ctx, run.ID, func(r *runs.Run) error { r.Published = true; return nil })
+	return err
+}
+
+func failureReason(result string) string {
+	if strings.TrimSpace(result) == "" {
+		return "the sandbox gave no reason"
+	}
+	return prompts.PlainLine(result, 300)
+}

@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// StatusMarker identifies pitcrew's status comment on an issue.
+const StatusMarker = "<!-- pitcrew:status -->"
+
+// RenderStatus writes the status comment of an issue from what the ledger
+// knows: one line per named test with its run's state and links, the
+// mentions that were not usable, and a notice when nothing started. It is
+// pure, so every wording is tested without HTTP.
+func RenderStatus(st runs.IssueStatus, byID map[string]runs.Run, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(StatusMarker + "\n**pitcrew** · flaky test fix\n\n")
+	if st.Notice != "" {
+		b.WriteString(st.Notice + "\n")
+	}
+	for _, e := range st.Entries {
+		r, ok := byID[e.RunID]
+		if !ok {
+			fmt.Fprintf(&b, "- `%s`: the run record has expired.\n", e.Test)
+			continue
+		}
+		fmt.Fprintf(&b, "- `%s`: %s\n", e.Test, describeRun(e, r, st.Label, now))
+	}
+	if len(st.Rejected) > 0 {
+		b.WriteString("\nNot used (a test is named as `test/path/to/file_test.exs:LINE`):\n")
+		for _, r := range st.Rejected {
+			b.WriteString("- " + r + "\n")
+		}
+	}
+	return b.String()
+}
+
+func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
+	link := ""
+	if r.SessionURL != "" {
+		link = fmt.Sprintf(" ([run](%s))", r.SessionURL)
+	}
+	origin := ""
+	if e.Relation != runs.ClaimNew && r.Issue != 0 {
+		origin = fmt.Sprintf(" started from #%d", r.Issue)
+	}
+	switch r.State {
+	case runs.Queued:
+		return "🕓 queued" + origin + "; the agent starts shortly."
+	case runs.Started:
+		if e.Relation == runs.ClaimAttached {
+			return "🔄 already being fixed by a run" + origin + link + "; this issue will show its outcome too."
+		}
+		return fmt.Sprintf("🔄 the agent is working on it since %s UTC: reproducing the failure with random seeds, then fixing the cause%s.", r.StartedAt.UTC().Format("15:04"), link)
+	case runs.Failed:
+		why := "no reason was given"
+		if r.Error != "" {
+			why = r.Error
+		}
+		return fmt.Sprintf("❌ the run%s failed: %s%s. To retry, remove the `%s` label and add it again.", origin, why, link, label)
+	}
+	prefix := ""
+	if e.Relation == runs.ClaimCooldown {
+		prefix = fmt.Sprintf("answered %s ago by a run%s; a new run can start after %s UTC. ", ago(now.Sub(r.EndedAt)), origin, r.EndedAt.Add(e.Cooldown).UTC().Format("2006-01-02 15:04"))
+	}
+	return prefix + describeResult(r, link)
+}
+
+func describeResult(r runs.Run, link string) string {
+	res := r.Result
+	if res == nil {
+		why := r.Error
+		if why == "" {
+			why = "its answer did not say what it found"
+		}
+		return fmt.Sprintf("⚠️ the run ended but %s%s.", why, link)
+	}
+	var b strings.Builder
+	switch {
+	case res.Outcome == prompts.OutcomeNotReproduced:
+		b.WriteString("➖ the agent could not reproduce the failure")
+		if res.Runs != nil {
+			fmt.Fprintf(&b, " in %d runs", *res.Runs)
+		}
+		b.WriteString("; no pull request was opened" + link + ".")
+		return b.String()
+	case res.PRURL != "":
+		fmt.Fprintf(&b, "✅ fixed in %s%s.", res.PRURL, link)
+	default:
+		fmt.Fprintf(&b, "⚠️ the agent reproduced the failure but opened no fix%s.", link)
+	}
+	if res.Cause != "" {
+		b.WriteString("\n  - Cause: " + res.Cause)
+	}
+	if res.Seed != nil {
+		fmt.Fprintf(&b, "\n  - Failing seed: `%d`", *res.Seed)
+	}
+	if res.FailuresBefore != nil || res.FailuresAfter != nil {
+		b.WriteString("\n  - Failures: " + count(res.FailuresBefore) + " before, " + count(res.FailuresAfter) + " after")
+		if res.Runs != nil {
+			fmt.Fprintf(&b, " (%d verification runs)", *res.Runs)
+		}
+	}
+	return b.String()
+}
+
+func count(n *int) string {
+	if n == nil {
+		return "?"
+	}
+	return fmt.Sprint(*n)
+}
+
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "moments"
+	case d < time.Hour:
+		return fmt.Sprintf("%d minutes", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d hours", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}

@@ -1,0 +1,70 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/palantir/go-githubapp/githubapp"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+)
+
+// DeliveryWorker takes stored deliveries off the queue and hands each to
+// the handler of its event. A delivery that was processed before (GitHub
+// redelivered it after the intake's own dedup window) is skipped.
+type DeliveryWorker struct {
+	Redis    redis.UniversalClient
+	Handlers map[string]githubapp.EventHandler
+	Logger   zerolog.Logger
+}
+
+// NewDeliveryWorker indexes handlers by the events they handle.
+func NewDeliveryWorker(rdb redis.UniversalClient, logger zerolog.Logger, handlers ...githubapp.EventHandler) *DeliveryWorker {
+	w := &DeliveryWorker{Redis: rdb, Handlers: map[string]githubapp.EventHandler{}, Logger: logger}
+	for _, h := range handlers {
+		for _, e := range h.Handles() {
+			w.Handlers[e] = h
+		}
+	}
+	return w
+}
+
+// Events lists the events some handler handles.
+func (w *DeliveryWorker) Events() []string {
+	var out []string
+	for e := range w.Handlers {
+		out = append(out, e)
+	}
+	return out
+}
+
+// ProcessTask implements asynq.Handler for TaskGitHubDelivery.
+func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	event, id, body, err := decodeDelivery(t.Payload())
+	if err != nil {
+		return permanent(err)
+	}
+	log := w.Logger.With().Str(githubapp.LogKeyEventType, event).Str(githubapp.LogKeyDeliveryID, id).Logger()
+	ctx = log.WithContext(ctx)
+	done, err := w.Redis.Exists(ctx, processedKey(id)).Result()
+	if err != nil {
+		return err
+	}
+	if done > 0 {
+		log.Info().Msg("delivery was already processed; skipping")
+		return nil
+	}
+	h, ok := w.Handlers[event]
+	if !ok {
+		return nil
+	}
+	start := time.Now()
+	if err := h.Handle(ctx, event, id, body); err != nil {
+		log.Error().Err(err).Msg("handling delivery failed")
+		return fmt.Errorf("%s %s: %w", event, id, err)
+	}
+	log.Info().Dur("took", time.Since(start)).Msg("delivery handled")
+	return w.Redis.Set(ctx, processedKey(id), 1, processedTTL).Err()
+}

@@ -1,0 +1,251 @@
+package testenv
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Request is one call the GitHub fake received.
+type Request struct {
+	Method, Path string
+	Operation    string // the OpenAPI path template it matched
+	Body         []byte
+}
+
+// Comment is an issue comment held by the fake.
+type Comment struct {
+	ID    int64
+	Repo  string
+	Issue int
+	Body  string
+	Edits int
+}
+
+// GitHub is an httptest fake of the REST API parts pitcrew calls. Every
+// request is checked against GitHub's OpenAPI description: an operation
+// that does not exist there, or a body missing a required field or
+// carrying an unknown one, fails the test.
+type GitHub struct {
+	*httptest.Server
+	t   testing.TB
+	ops []Operation
+
+	mu          sync.Mutex
+	requests    []Request
+	comments    map[int64]*Comment
+	nextID      int64
+	files       map[string]string // "owner/repo:path" → content
+	repos       map[string]bool   // repositories that exist beyond those with files
+	permissions map[string]string // login → permission
+	labels      map[string]bool   // "owner/repo:name"
+}
+
+// NewGitHub starts the fake; it stops with the test.
+func NewGitHub(t testing.TB) *GitHub {
+	_, file, _, _ := runtime.Caller(0)
+	ops, err := LoadOpenAPISubset(filepath.Join(filepath.Dir(file), "../../testdata/openapi/github-subset.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}}
+	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
+	t.Cleanup(g.Close)
+	return g
+}
+
+// SetFile makes a file exist on a repository's default branch.
+func (g *GitHub) SetFile(repo, path, content string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.files[repo+":"+path] = content
+	g.repos[repo] = true
+}
+
+// SetPermission sets a user's permission (admin, write, read, none).
+func (g *GitHub) SetPermission(login, perm string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.permissions[login] = perm
+}
+
+// Requests returns the calls received so far.
+func (g *GitHub) Requests() []Request {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]Request(nil), g.requests...)
+}
+
+// Count counts received calls of one operation, e.g.
+// "POST /repos/{owner}/{repo}/issues/{issue_number}/comments".
+func (g *GitHub) Count(op string) int {
+	n := 0
+	for _, r := range g.Requests() {
+		if r.Method+" "+r.Operation == op {
+			n++
+		}
+	}
+	return n
+}
+
+// Comments returns the comments on an issue, oldest first.
+func (g *GitHub) Comments(repo string, issue int) []Comment {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []Comment
+	for id := int64(1000); id < g.nextID; id++ {
+		if c, ok := g.comments[id]; ok && c.Repo == repo && c.Issue == issue {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// DeleteComment removes a comment, as a user may.
+func (g *GitHub) DeleteComment(id int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.comments, id)
+}
+
+// Labels reports whether a label exists.
+func (g *GitHub) HasLabel(repo, name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.labels[repo+":"+name]
+}
+
+func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	op, ok := MatchOperation(g.ops, r.Method, r.URL.Path)
+	if !ok {
+		g.t.Errorf("GitHub fake: %s %s is not an operation of GitHub's REST API (or not in testdata/openapi)", r.Method, r.URL.Path)
+		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+		return
+	}
+	if err := CheckBody(op, body); err != nil {
+		g.t.Errorf("GitHub fake: %v", err)
+		http.Error(w, `{"message":"Invalid request"}`, http.StatusUnprocessableEntity)
+		return
+	}
+	auth := r.Header.Get("Authorization")
+	if strings.HasPrefix(op.Path, "/app") && !strings.HasPrefix(auth, "Bearer ") {
+		g.t.Errorf("GitHub fake: %s without an app JWT", op)
+	} else if !strings.HasPrefix(op.Path, "/app") && auth != "token ghs_fake_installation_token" {
+		g.t.Errorf("GitHub fake: %s without the installation token (got %q)", op, auth)
+	}
+	p := pathParams(op.Path, r.URL.Path)
+	g.mu.Lock()
+	g.requests = append(g.requests, Request{Method: r.Method, Path: r.URL.Path, Operation: op.Path, Body: body})
+	status, resp := g.handle(r.Method+" "+op.Path, p, body, r)
+	g.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func notFound() (int, any) { return http.StatusNotFound, map[string]string{"message": "Not Found"} }
+
+// handle answers one call; g.mu is held.
+func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Request) (int, any) {
+	repo := p["owner"] + "/" + p["repo"]
+	switch op {
+	case "GET /app":
+		return 200, map[string]any{"id": 1, "slug": "pitcrew", "name": "pitcrew", "owner": map[string]any{"login": "pitcrew-dev"}}
+	case "POST /app/installations/{installation_id}/access_tokens":
+		return 201, map[string]any{"token": "ghs_fake_installation_token", "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+	case "GET /repos/{owner}/{repo}":
+		if !g.repos[repo] {
+			return notFound()
+		}
+		return 200, map[string]any{"name": p["repo"], "full_name": repo, "default_branch": "main"}
+	case "GET /repos/{owner}/{repo}/contents/{path}":
+		content, ok := g.files[repo+":"+p["path"]]
+		if !ok {
+			return notFound()
+		}
+		return 200, map[string]any{"type": "file", "encoding": "base64", "name": filepath.Base(p["path"]), "path": p["path"],
+			"content": base64.StdEncoding.EncodeToString([]byte(content)), "size": len(content)}
+	case "GET /repos/{owner}/{repo}/collaborators/{username}/permission":
+		perm, ok := g.permissions[p["username"]]
+		if !ok {
+			perm = "read"
+		}
+		return 200, map[string]any{"permission": perm, "role_name": perm, "user": map[string]any{"login": p["username"]}}
+	case "POST /repos/{owner}/{repo}/issues/{issue_number}/comments":
+		var in struct{ Body string }
+		_ = json.Unmarshal(body, &in)
+		n, _ := strconv.Atoi(p["issue_number"])
+		c := &Comment{ID: g.nextID, Repo: repo, Issue: n, Body: in.Body}
+		g.comments[c.ID] = c
+		g.nextID++
+		return 201, g.commentJSON(c)
+	case "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}":
+		id, _ := strconv.ParseInt(p["comment_id"], 10, 64)
+		c, ok := g.comments[id]
+		if !ok || c.Repo != repo {
+			return notFound()
+		}
+		var in struct{ Body string }
+		_ = json.Unmarshal(body, &in)
+		c.Body = in.Body
+		c.Edits++
+		return 200, g.commentJSON(c)
+	case "GET /repos/{owner}/{repo}/issues/{issue_number}/comments":
+		n, _ := strconv.Atoi(p["issue_number"])
+		out := []any{}
+		for id := int64(1000); id < g.nextID; id++ {
+			if c, ok := g.comments[id]; ok && c.Repo == repo && c.Issue == n {
+				out = append(out, g.commentJSON(c))
+			}
+		}
+		return 200, out
+	case "POST /repos/{owner}/{repo}/labels":
+		var in struct{ Name, Color, Description string }
+		_ = json.Unmarshal(body, &in)
+		if g.labels[repo+":"+in.Name] {
+			return 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]string{"resource": "Label", "code": "already_exists", "field": "name"}}}
+		}
+		g.labels[repo+":"+in.Name] = true
+		return 201, map[string]any{"name": in.Name, "color": in.Color, "description": in.Description}
+	}
+	g.t.Errorf("GitHub fake: %s is valid but not implemented by the fake", op)
+	return 501, map[string]string{"message": "not implemented by the fake"}
+}
+
+func (g *GitHub) commentJSON(c *Comment) map[string]any {
+	return map[string]any{"id": c.ID, "body": c.Body, "html_url": fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", c.Repo, c.Issue, c.ID),
+		"user": map[string]any{"login": "pitcrew[bot]", "type": "Bot"}}
+}
+
+// pathParams reads the values of a template's {params} from a path.
+func pathParams(tmpl, path string) map[string]string {
+	path = strings.TrimPrefix(path, "/api/v3")
+	ts := strings.Split(strings.Trim(tmpl, "/"), "/")
+	ps := strings.Split(strings.Trim(path, "/"), "/")
+	out := map[string]string{}
+	for i, t := range ts {
+		if i >= len(ps) {
+			break
+		}
+		if t == "{path}" {
+			out["path"] = strings.Join(ps[i:], "/")
+			break
+		}
+		if strings.HasPrefix(t, "{") {
+			out[strings.Trim(t, "{}")] = ps[i]
+		}
+	}
+	return out
+}
