@@ -72,9 +72,14 @@ func NewApp(o Options) (*App, error) {
 	queue := asynq.NewClientFromRedisClient(o.Redis)
 	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug}
 
-	worker := NewDeliveryWorker(o.Redis, o.Logger,
+	worker := NewDeliveryWorker(o.Redis,
 		&IssueLabeled{base}, &Installation{base}, &InstallationRepositories{base})
 	mux := asynq.NewServeMux()
+	mux.Use(func(next asynq.Handler) asynq.Handler {
+		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+			return next.ProcessTask(o.Logger.WithContext(ctx), t)
+		})
+	})
 	mux.Handle(TaskGitHubDelivery, worker)
 	mux.Handle(TaskSessionRefresh, &SessionRefresher{base})
 

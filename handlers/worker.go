@@ -17,12 +17,11 @@ import (
 type DeliveryWorker struct {
 	Redis    redis.UniversalClient
 	Handlers map[string]githubapp.EventHandler
-	Logger   zerolog.Logger
 }
 
 // NewDeliveryWorker indexes handlers by the events they handle.
-func NewDeliveryWorker(rdb redis.UniversalClient, logger zerolog.Logger, handlers ...githubapp.EventHandler) *DeliveryWorker {
-	w := &DeliveryWorker{Redis: rdb, Handlers: map[string]githubapp.EventHandler{}, Logger: logger}
+func NewDeliveryWorker(rdb redis.UniversalClient, handlers ...githubapp.EventHandler) *DeliveryWorker {
+	w := &DeliveryWorker{Redis: rdb, Handlers: map[string]githubapp.EventHandler{}}
 	for _, h := range handlers {
 		for _, e := range h.Handles() {
 			w.Handlers[e] = h
@@ -46,7 +45,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return permanent(err)
 	}
-	log := w.Logger.With().Str(githubapp.LogKeyEventType, event).Str(githubapp.LogKeyDeliveryID, id).Logger()
+	log := zerolog.Ctx(ctx).With().Str(githubapp.LogKeyEventType, event).Str(githubapp.LogKeyDeliveryID, id).Logger()
 	ctx = log.WithContext(ctx)
 	done, err := w.Redis.Exists(ctx, processedKey(id)).Result()
 	if err != nil {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the server's configuration. Each field is read from the
+// environment variable fields() maps to it; a YAML file (-config) may set
+// the same names, and the environment wins over it.
+type Config struct {
+	Addr      string
+	PublicURL string
+	LogLevel  string
+
+	AppID          string
+	PrivateKey     string
+	PrivateKeyPath string
+	WebhookSecret  string
+	GitHubAPIURL   string
+
+	RedisURL string // may hold a password
+
+	RushAPIURL        string
+	RushOrg           string
+	RushAPIKey        string
+	RushAgent         string
+	RushWebhookSecret string
+
+	DatadogWebhookToken string
+}
+
+// defaults are the values the README's configuration table gives.
+var defaults = map[string]string{
+	"PITCREW_ADDR":       ":8080",
+	"PITCREW_PUBLIC_URL": "http://localhost:8080",
+	"PITCREW_LOG_LEVEL":  "info",
+	"GITHUB_V3_API_URL":  "https://api.github.com/",
+	"RUSH_API_URL":       "https://api.prix.dev",
+	"RUSH_AGENT":         "claude",
+}
+
+// LoadConfig reads file (if not empty), then the environment, then fills
+// defaults. Unknown keys in the file are errors.
+func LoadConfig(file string, getenv func(string) string) (Config, error) {
+	values := map[string]string{}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return Config{}, fmt.Errorf("reading config file: %w", err)
+		}
+		if err := yaml.Unmarshal(b, &values); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", file, err)
+		}
+	}
+	var c Config
+	fields := c.fields()
+	for k := range values {
+		if _, ok := fields[k]; !ok {
+			return Config{}, fmt.Errorf("config file %s: unknown key %s", file, k)
+		}
+	}
+	for name, ptr := range fields {
+		if v := getenv(name); v != "" {
+			*ptr = v
+		} else if v, ok := values[name]; ok {
+			*ptr = v
+		} else {
+			*ptr = defaults[name]
+		}
+	}
+	if c.PrivateKey == "" && c.PrivateKeyPath != "" {
+		b, err := os.ReadFile(c.PrivateKeyPath)
+		if err != nil {
+			return Config{}, fmt.Errorf("reading GITHUB_APP_PRIVATE_KEY_PATH: %w", err)
+		}
+		c.PrivateKey = string(b)
+	}
+	return c, nil
+}
+
+// fields maps each variable name to its field.
+func (c *Config) fields() map[string]*string {
+	return map[string]*string{
+		"PITCREW_ADDR": &c.Addr, "PITCREW_PUBLIC_URL": &c.PublicURL, "PITCREW_LOG_LEVEL": &c.LogLevel,
+		"GITHUB_APP_INTEGRATION_ID": &c.AppID, "GITHUB_APP_PRIVATE_KEY": &c.PrivateKey,
+		"GITHUB_APP_PRIVATE_KEY_PATH": &c.PrivateKeyPath, "GITHUB_APP_WEBHOOK_SECRET": &c.WebhookSecret,
+		"GITHUB_V3_API_URL": &c.GitHubAPIURL, "REDIS_URL": &c.RedisURL,
+		"RUSH_API_URL": &c.RushAPIURL, "RUSH_ORG": &c.RushOrg, "RUSH_API_KEY": &c.RushAPIKey,
+		"RUSH_AGENT": &c.RushAgent, "RUSH_WEBHOOK_SECRET": &c.RushWebhookSecret,
+		"DATADOG_WEBHOOK_TOKEN": &c.DatadogWebhookToken,
+	}
+}
+
+// Validate names every required variable that is missing, never a value.
+func (c Config) Validate() error {
+	var missing []string
+	for _, r := range []struct{ name, value string }{
+		{"GITHUB_APP_INTEGRATION_ID", c.AppID},
+		{"GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_PATH", c.PrivateKey},
+		{"GITHUB_APP_WEBHOOK_SECRET", c.WebhookSecret},
+		{"RUSH_ORG", c.RushOrg},
+		{"RUSH_API_KEY", c.RushAPIKey},
+		{"RUSH_WEBHOOK_SECRET", c.RushWebhookSecret},
+	} {
+		if strings.TrimSpace(r.value) == "" {
+			missing = append(missing, r.name)
+		}
+	}
+	if len(missing) > 0 {
+		return errors.New("missing configuration: " + strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// V4URL derives the GraphQL endpoint from the REST one: api.github.com
+// serves it at /graphql, GitHub Enterprise at /api/graphql.
+func (c Config) V4URL() string {
+	base := strings.TrimRight(c.GitHubAPIURL, "/")
+	if strings.HasSuffix(base, "/api/v3") {
+		return strings.TrimSuffix(base, "/v3") + "/graphql"
+	}
+	return base + "/graphql"
+}

@@ -1,0 +1,142 @@
+// Command pitcrew serves the GitHub App: webhooks in, agent runs out,
+// outcomes back on GitHub. See the README for its configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/palantir/go-githubapp/githubapp"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+func main() {
+	configFile := flag.String("config", "", "optional YAML file setting the same keys as the environment")
+	flag.Parse()
+	log := zerolog.New(os.Stdout).With().Timestamp().Logger()
+	cfg, err := LoadConfig(*configFile, os.Getenv)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		log.Fatal().Err(err).Msg("pitcrew cannot start")
+	}
+	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
+		log = log.Level(lvl)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Fatal().Err(err).Msg("pitcrew stopped")
+	}
+}
+
+// run serves until ctx is cancelled, then shuts down in bounded time.
+func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
+	rdb, closeRedis, err := openRedis(ctx, cfg.RedisURL, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+
+	appID, err := strconv.ParseInt(cfg.AppID, 10, 64)
+	if err != nil {
+		return errors.New("GITHUB_APP_INTEGRATION_ID must be a number")
+	}
+	apiURL := strings.TrimRight(cfg.GitHubAPIURL, "/") + "/"
+	cc := githubapp.NewClientCreator(apiURL, cfg.V4URL(), appID, []byte(cfg.PrivateKey),
+		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(30*time.Second))
+	slug, err := checkCredentials(ctx, cc)
+	if err != nil {
+		return err
+	}
+	log.Info().Str("app", slug).Msg("GitHub accepted the app's credentials")
+
+	sb, err := sandbox.NewClient(sandbox.Config{BaseURL: cfg.RushAPIURL, Org: cfg.RushOrg, APIKey: cfg.RushAPIKey, Agent: cfg.RushAgent})
+	if err != nil {
+		return err
+	}
+	app, err := handlers.NewApp(handlers.Options{
+		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
+		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	if err := app.StartWorker(); err != nil {
+		return err
+	}
+	defer app.Shutdown()
+
+	srv := &http.Server{
+		Addr: cfg.Addr, Handler: app.Handler,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info().Str("addr", cfg.Addr).Str("public_url", cfg.PublicURL).Msg("pitcrew is serving")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info().Msg("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+// openRedis connects to REDIS_URL, or starts an embedded Redis when it is
+// unset.
+func openRedis(ctx context.Context, url string, log zerolog.Logger) (redis.UniversalClient, func(), error) {
+	if url == "" {
+		m, err := miniredis.Run()
+		if err != nil {
+			return nil, nil, fmt.Errorf("starting embedded Redis: %w", err)
+		}
+		log.Warn().Str("addr", m.Addr()).Msg("REDIS_URL is unset: using an embedded in-memory Redis; all state (queued work, runs) is lost when pitcrew stops")
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		return rdb, func() { rdb.Close(); m.Close() }, nil
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, nil, errors.New("REDIS_URL is not a valid redis:// or rediss:// URL")
+	}
+	rdb := redis.NewClient(opts)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pingCtx).Err(); err != nil {
+		rdb.Close()
+		return nil, nil, fmt.Errorf("Redis at %s is unreachable: %w", opts.Addr, err)
+	}
+	return rdb, func() { rdb.Close() }, nil
+}
+
+// checkCredentials fails fast on a wrong app id or key: it reads the app
+// itself with the app's JWT and returns its slug.
+func checkCredentials(ctx context.Context, cc githubapp.ClientCreator) (string, error) {
+	client, err := cc.NewAppClient()
+	if err != nil {
+		return "", fmt.Errorf("GitHub App credentials: %w", err)
+	}
+	app, _, err := client.Apps.Get(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("GitHub rejected the app's credentials (check GITHUB_APP_INTEGRATION_ID and the private key): %w", err)
+	}
+	return app.GetSlug(), nil
+}

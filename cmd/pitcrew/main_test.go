@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+)
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pitcrew.yml")
+	os.WriteFile(file, []byte("PITCREW_ADDR: \":9000\"\nRUSH_ORG: from-file\n"), 0o600)
+	env := map[string]string{"RUSH_ORG": "from-env"}
+	c, err := LoadConfig(file, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":9000" || c.RushOrg != "from-env" || c.RushAgent != "claude" || c.GitHubAPIURL != "https://api.github.com/" {
+		t.Fatalf("%+v", c)
+	}
+	err = c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "GITHUB_APP_WEBHOOK_SECRET") || !strings.Contains(err.Error(), "RUSH_API_KEY") {
+		t.Fatalf("Validate = %v", err)
+	}
+	os.WriteFile(file, []byte("PITCREW_ADR: x\n"), 0o600)
+	if _, err := LoadConfig(file, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "unknown key PITCREW_ADR") {
+		t.Fatalf("typo accepted: %v", err)
+	}
+	if got := (Config{GitHubAPIURL: "https://ghe.example.com/api/v3/"}).V4URL(); got != "https://ghe.example.com/api/graphql" {
+		t.Fatalf("V4URL = %s", got)
+	}
+}
+
+func TestRunServesAndShutsDown(t *testing.T) {
+	gh := testenv.NewGitHub(t)
+	sb := testenv.NewSandbox(t)
+	k, _ := rsa.GenerateKey(rand.Reader, 2048)
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	cfg := Config{Addr: addr, AppID: "1", WebhookSecret: "s", GitHubAPIURL: gh.URL + "/",
+		PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})),
+		RushAPIURL: sb.URL, RushOrg: sb.Org, RushAPIKey: sb.APIKey, RushWebhookSecret: "whsec_c2VjcmV0"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, zerolog.Nop()) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never ready: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("shutdown took over 30 s")
+	}
+}
+
+func TestRunFailsFastOnBadKey(t *testing.T) {
+	cfg := Config{Addr: "127.0.0.1:0", AppID: "1", WebhookSecret: "s", GitHubAPIURL: "http://127.0.0.1:1/", PrivateKey: "not a key",
+		RushAPIURL: "http://127.0.0.1:1", RushOrg: "o", RushAPIKey: "k", RushWebhookSecret: "x"}
+	err := run(context.Background(), cfg, zerolog.Nop())
+	if err == nil || strings.Contains(err.Error(), "not a key") {
+		t.Fatalf("run = %v", err)
+	}
+}

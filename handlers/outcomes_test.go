@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// startOne labels issue n and waits for its run to be under way.
+func (h *harness) startOne(n int) {
+	h.t.Helper()
+	h.deliver("issues", newDeliveryID(), labeledEvent(h.t, "flaky", "alice", n, flakyTest, ""))
+	h.eventually("the run to start", h.commentContains(n, "the agent is working on it"))
+}
+
+func TestFailedRunSaysWhyAndHowToRetry(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(20)
+	h.sandbox.Finish("ses_1", sandbox.StatusFailed, "The sandbox ran out of memory while compiling deps.")
+	h.callback(sandbox.EventRunFailed, "ses_1")
+	h.eventually("the failure", h.commentContains(20, "failed: The sandbox ran out of memory"))
+	if c := h.statusComment(20).Body; !strings.Contains(c, "remove the `flaky` label and add it again") {
+		t.Fatalf("no retry hint:\n%s", c)
+	}
+	// Retrying as told starts a new run at once: failures hold no cooldown.
+	h.startOne(20)
+	_, keys := h.sandbox.StartRequests()
+	if h.sandbox.SessionCount() != 2 || keys[1] != "flaky:hexpm/hexpm:"+flakyTest+"#2" {
+		t.Fatalf("sessions %d, keys %q", h.sandbox.SessionCount(), keys)
+	}
+	if n := h.gh.Count(opCreateComment); n != 1 {
+		t.Fatalf("%d comments created on one issue", n)
+	}
+}
+
+func TestNotReproducedAndCooldown(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(21)
+	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, "No failure in 500 runs.\n```json\n{\"outcome\":\"not_reproduced\",\"pr_url\":null,\"runs\":500}\n```")
+	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.eventually("the outcome", h.commentContains(21, "could not reproduce the failure in 500 runs; no pull request was opened"))
+
+	// Within the cooldown, another report of the same test links to it.
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 22, flakyTest, ""))
+	h.eventually("the cooldown answer", h.commentContains(22, "by a run started from #21; a new run can start after"))
+	if h.sandbox.SessionCount() != 1 {
+		t.Fatalf("%d sessions", h.sandbox.SessionCount())
+	}
+}
+
+func TestDeletedStatusCommentIsRecreated(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(23)
+	h.gh.DeleteComment(h.statusComment(23).ID)
+	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
+	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.eventually("a new status comment with the outcome", h.commentContains(23, "pull/1234"))
+}
+
+func TestAnswerWithoutResultBlock(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(24)
+	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, "I fixed it, trust me.")
+	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.eventually("the unreadable outcome", h.commentContains(24, "its answer had no readable result"))
+}
+
+func TestCallbacksAreOnlyHints(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(25)
+	// A forged callback changes nothing.
+	if code := h.sandbox.Callback(t, h.server.URL+"/api/rush/hook", "whsec_d3Jvbmctc2VjcmV0", sandbox.EventRunCompleted, "ses_1"); code != http.StatusUnauthorized {
+		t.Fatalf("forged callback answered %d", code)
+	}
+	// A genuine callback that runs ahead of the session changes nothing
+	// either: the API still says running.
+	if code := h.callback(sandbox.EventRunCompleted, "ses_1"); code != http.StatusAccepted {
+		t.Fatalf("callback answered %d", code)
+	}
+	h.eventually("the refresh", func() bool { return strings.Contains(h.logs.String(), "session has not ended yet") })
+	// An unknown session is acknowledged and ignored.
+	if code := h.callback(sandbox.EventRunFailed, "ses_999"); code != http.StatusOK {
+		t.Fatalf("unknown session answered %d", code)
+	}
+	if r, _ := h.app.Ledger.BySession(t.Context(), "ses_1"); r.State != "started" {
+		t.Fatalf("run is %s", r.State)
+	}
+	if c := h.statusComment(25).Body; !strings.Contains(c, "the agent is working on it") {
+		t.Fatalf("status changed:\n%s", c)
+	}
+}
+
+func TestSandboxErrorsAreRetriedWithTheSameKey(t *testing.T) {
+	h := newHarness(t, true)
+	h.sandbox.FailNextStarts(2)
+	h.startOne(26)
+	reqs, keys := h.sandbox.StartRequests()
+	if len(reqs) != 3 || h.sandbox.SessionCount() != 1 || keys[0] != keys[1] || keys[1] != keys[2] {
+		t.Fatalf("%d start requests, %d sessions, keys %q", len(reqs), h.sandbox.SessionCount(), keys)
+	}
+}

