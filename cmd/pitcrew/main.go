@@ -25,6 +25,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		os.Exit(healthcheck(os.Getenv("PITCREW_ADDR")))
+	}
 	configFile := flag.String("config", "", "optional YAML file setting the same keys as the environment")
 	flag.Parse()
 	log := zerolog.New(os.Stdout).With().Timestamp().Logger()
@@ -139,4 +142,27 @@ func checkCredentials(ctx context.Context, cc githubapp.ClientCreator) (string, 
 		return "", fmt.Errorf("GitHub rejected the app's credentials (check GITHUB_APP_INTEGRATION_ID and the private key): %w", err)
 	}
 	return app.GetSlug(), nil
+}
+
+// healthcheck is the container's health probe (the image has no shell or
+// curl): it asks the local server's /healthz and exits 0 when it answers.
+func healthcheck(addr string) int {
+	if addr == "" {
+		addr = defaults["PITCREW_ADDR"]
+	}
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	client := http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get("http://" + addr + "/healthz")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "unhealthy:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "unhealthy: /healthz answered", resp.Status)
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,17 @@
+# syntax=docker/dockerfile:1
+# Build: docker build -t pitcrew .
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/pitcrew ./cmd/pitcrew
+
+# A static binary on distroless: no shell, runs as the nonroot user (65532).
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/pitcrew /usr/local/bin/pitcrew
+USER nonroot:nonroot
+ENV PITCREW_ADDR=:8080
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s CMD ["/usr/local/bin/pitcrew", "healthcheck"]
+ENTRYPOINT ["/usr/local/bin/pitcrew"]
