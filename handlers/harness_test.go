@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -142,6 +143,21 @@ func sign(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// get reads a route and returns its body, failing on a non-200 answer.
+func (h *harness) get(path string) string {
+	h.t.Helper()
+	resp, err := http.Get(h.server.URL + path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		h.t.Fatalf("GET %s answered %d", path, resp.StatusCode)
+	}
+	return string(b)
 }
 
 // callback sends the sandbox's signed callback for a session.

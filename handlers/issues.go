@@ -2,12 +2,9 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/prompts"
@@ -31,35 +28,31 @@ func FlakyKey(repo string, ref exunit.TestRef) string {
 
 // Handle implements githubapp.EventHandler.
 func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
-	var ev github.IssuesEvent
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return permanent(fmt.Errorf("decoding issues event: %w", err))
-	}
-	if ev.GetAction() != "labeled" || ev.GetIssue().IsPullRequest() || ev.GetInstallation().GetID() == 0 {
-		return nil
-	}
-	repo, err := ParseRepo(ev.GetRepo().GetFullName())
+	ev, ok, err := ParseLabeledIssue(payload)
 	if err != nil {
 		return permanent(err)
 	}
-	log := logFor(ctx).With().Str("repo", repo.String()).Int("issue", ev.GetIssue().GetNumber()).Logger()
+	if !ok {
+		return nil
+	}
+	repo := ev.Repo
+	log := logFor(ctx).With().Str("repo", repo.String()).Int("issue", ev.Issue).Logger()
 	ctx = log.WithContext(ctx)
-	sender := ev.GetSender()
-	ownBot := sender.GetLogin() == h.AppSlug+"[bot]"
-	if sender.GetType() == "Bot" && !ownBot {
-		log.Info().Str("sender", sender.GetLogin()).Msg("ignoring a label added by a bot")
+	ownBot := ev.Sender == h.AppSlug+"[bot]"
+	if ev.SenderIsBot && !ownBot {
+		log.Info().Str("sender", ev.Sender).Msg("ignoring a label added by a bot")
 		return nil
 	}
 
-	gh, err := h.Clients.Installation(ev.GetInstallation().GetID())
+	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
 		return err
 	}
-	subject := runs.Subject{Repo: repo.String(), Issue: ev.GetIssue().GetNumber()}
-	label := ev.GetLabel().GetName()
+	subject := runs.Subject{Repo: repo.String(), Issue: ev.Issue}
+	label := ev.Label
 	notice := func(label, text string) error {
 		return h.updateStatus(ctx, gh, subject, func(st *runs.IssueStatus) {
-			*st = runs.IssueStatus{InstallationID: ev.GetInstallation().GetID(), Label: label, CommentID: st.CommentID, Notice: text}
+			*st = runs.IssueStatus{InstallationID: ev.InstallationID, Label: label, CommentID: st.CommentID, Notice: text}
 		})
 	}
 
@@ -80,24 +73,24 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	}
 
 	if !ownBot {
-		perm, err := gh.Permission(ctx, repo, sender.GetLogin())
+		perm, err := gh.Permission(ctx, repo, ev.Sender)
 		if err != nil {
 			return err
 		}
 		if perm != "admin" && perm != "write" {
-			log.Info().Str("sender", sender.GetLogin()).Str("permission", perm).Msg("label added without write permission")
-			return notice(label, fmt.Sprintf("Nothing was started: only people with write access to this repository can start a flaky-test fix, and `%s` has %s access. Someone with write access can remove the `%s` label and add it again.", sender.GetLogin(), perm, label))
+			log.Info().Str("sender", ev.Sender).Str("permission", perm).Msg("label added without write permission")
+			return notice(label, fmt.Sprintf("Nothing was started: only people with write access to this repository can start a flaky-test fix, and `%s` has %s access. Someone with write access can remove the `%s` label and add it again.", ev.Sender, perm, label))
 		}
 	}
 
-	refs, rejected := exunit.ExtractTestRefs(ev.GetIssue().GetTitle() + "\n" + ev.GetIssue().GetBody())
+	refs, rejected := exunit.ExtractTestRefs(ev.Text)
 	var rejectedText []string
 	for _, r := range rejected {
 		rejectedText = append(rejectedText, fmt.Sprintf("`%s`: %s", strings.ReplaceAll(r.Text, "`", ""), r.Reason))
 	}
 	if len(refs) == 0 {
 		return h.updateStatus(ctx, gh, subject, func(st *runs.IssueStatus) {
-			*st = runs.IssueStatus{InstallationID: ev.GetInstallation().GetID(), Label: label, CommentID: st.CommentID, Rejected: rejectedText,
+			*st = runs.IssueStatus{InstallationID: ev.InstallationID, Label: label, CommentID: st.CommentID, Rejected: rejectedText,
 				Notice: fmt.Sprintf("Nothing was started: this issue names no test pitcrew can run. Name each test as `test/path/to/file_test.exs:LINE` (or `apps/<app>/test/...:LINE` in an umbrella project) in the title or body, then remove the `%s` label and add it again.", label)}
 		})
 	}
@@ -115,7 +108,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		}
 	}
 	err = h.updateStatus(ctx, gh, subject, func(st *runs.IssueStatus) {
-		*st = runs.IssueStatus{InstallationID: ev.GetInstallation().GetID(), Label: label, CommentID: st.CommentID, Entries: entries, Rejected: rejectedText}
+		*st = runs.IssueStatus{InstallationID: ev.InstallationID, Label: label, CommentID: st.CommentID, Entries: entries, Rejected: rejectedText}
 	})
 	if err != nil {
 		return err
@@ -132,10 +125,10 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 
 // claimAndStart finds or records the run for one test and, if this signal
 // owns it, starts its session; started reports whether it did.
-func (h *IssueLabeled) claimAndStart(ctx context.Context, ev github.IssuesEvent, deliveryID string, subject runs.Subject, ref exunit.TestRef, cfg FlakyConfig) (entry runs.Entry, started bool, err error) {
+func (h *IssueLabeled) claimAndStart(ctx context.Context, ev LabeledIssue, deliveryID string, subject runs.Subject, ref exunit.TestRef, cfg FlakyConfig) (entry runs.Entry, started bool, err error) {
 	key := FlakyKey(subject.Repo, ref)
 	run, claim, err := h.Ledger.Claim(ctx, runs.Run{
-		Key: key, Kind: runs.KindFlaky, InstallationID: ev.GetInstallation().GetID(),
+		Key: key, Kind: runs.KindFlaky, InstallationID: ev.InstallationID,
 		Repo: subject.Repo, Issue: subject.Issue, Test: ref.String(), Delivery: deliveryID,
 	}, cfg.Cooldown)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 
@@ -73,6 +75,18 @@ func TestFlakyLabelFromLabelToOutcome(t *testing.T) {
 	if len(calls) > 6 {
 		t.Errorf("%d GitHub calls for one labelled issue", len(calls))
 	}
+	metrics := h.get("/metrics")
+	for _, want := range []string{
+		`pitcrew_deliveries_total{event="issues",outcome="queued"} 1`,
+		`pitcrew_runs_total{event="started",kind="flaky"} 1`,
+		`pitcrew_runs_total{event="completed",kind="flaky"} 1`,
+		`pitcrew_sandbox_callbacks_total{outcome="queued"} 1`,
+		"pitcrew_queue_depth 0",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	for _, secret := range []string{testWebhookSecret, h.sandbox.APIKey, "ghs_fake_installation_token", "PRIVATE KEY"} {
 		if strings.Contains(h.logs.String(), secret) {
 			t.Errorf("logs contain a secret (%q)", secret)
@@ -97,7 +111,11 @@ func TestRedeliveriesStartOneRun(t *testing.T) {
 		}
 	}
 	h.eventually("the status comment", h.commentContains(8, "/s/ses_1"))
-	h.eventually("the delivery to be marked processed", func() bool { return h.redis.Exists(t.Context(), processedKey(id)).Val() == 1 })
+	inspector := asynq.NewInspectorFromRedisClient(h.redis)
+	h.eventually("the delivery task to complete", func() bool {
+		info, err := inspector.GetTaskInfo(QueueGitHub, "gh:"+id)
+		return err == nil && info.State == asynq.TaskStateCompleted
+	})
 	// A redelivery long after (the intake's dedup window is past) is
 	// skipped by the worker.
 	h.redis.Del(t.Context(), "asynq:{github}:t:gh:"+id)

@@ -50,7 +50,10 @@ func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
 	}
 	switch r.State {
 	case runs.Queued:
-		return "🕓 queued" + origin + "; the agent starts shortly."
+		if origin != "" {
+			return "🕓 a run" + origin + " is queued; the agent starts shortly."
+		}
+		return "🕓 queued; the agent starts shortly."
 	case runs.Started:
 		if e.Relation == runs.ClaimAttached {
 			return "🔄 already being fixed by a run" + origin + link + "; this issue will show its outcome too."

@@ -1,0 +1,49 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// LabeledIssue is what pitcrew takes from an issues "labeled" event.
+type LabeledIssue struct {
+	InstallationID int64
+	Repo           Repo
+	Issue          int
+	Label          string
+	Sender         string
+	SenderIsBot    bool
+	// Text is the title and body. It is untrusted: it only ever goes
+	// through exunit.ExtractTestRefs, never into a prompt.
+	Text string
+}
+
+// ParseLabeledIssue reads an issues event. ok is false for every event
+// that is not a label added to an issue (not a pull request) of an
+// installation; err is set when the payload cannot be read at all.
+func ParseLabeledIssue(payload []byte) (ev LabeledIssue, ok bool, err error) {
+	var raw github.IssuesEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return LabeledIssue{}, false, fmt.Errorf("decoding issues event: %w", err)
+	}
+	// IsPullRequest is not nil-safe, unlike the getters.
+	if raw.GetAction() != "labeled" || raw.Issue == nil || raw.Issue.IsPullRequest() || raw.GetInstallation().GetID() <= 0 ||
+		raw.GetIssue().GetNumber() <= 0 || raw.GetLabel().GetName() == "" || raw.GetSender().GetLogin() == "" {
+		return LabeledIssue{}, false, nil
+	}
+	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return LabeledIssue{}, false, err
+	}
+	return LabeledIssue{
+		InstallationID: raw.GetInstallation().GetID(),
+		Repo:           repo,
+		Issue:          raw.GetIssue().GetNumber(),
+		Label:          raw.GetLabel().GetName(),
+		Sender:         raw.GetSender().GetLogin(),
+		SenderIsBot:    raw.GetSender().GetType() == "Bot",
+		Text:           raw.GetIssue().GetTitle() + "\n" + raw.GetIssue().GetBody(),
+	}, true, nil
+}

@@ -1,0 +1,55 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+func TestRenderStatus(t *testing.T) {
+	now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	seed, before, after, n := int64(48213), 7, 0, 50
+	runsByID := map[string]runs.Run{
+		"started":  {State: runs.Started, StartedAt: now.Add(-time.Hour), SessionURL: "https://rush.example/s/1", Issue: 3},
+		"fixed":    {State: runs.Completed, EndedAt: now.Add(-2 * time.Hour), Issue: 3, Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/9", Cause: "shared ETS table", Seed: &seed, FailuresBefore: &before, FailuresAfter: &after, Runs: &n}},
+		"notrepro": {State: runs.NotReproduced, Result: &prompts.Result{Outcome: prompts.OutcomeNotReproduced, Runs: &n}},
+		"notfixed": {State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeNotFixed, Cause: "needs a schema change"}},
+		"failed":   {State: runs.Failed, Error: "the sandbox gave no reason", Issue: 3},
+		"noresult": {State: runs.Completed, Error: "its answer had no readable result (the answer has no result block)"},
+		"queued":   {State: runs.Queued, Issue: 3},
+	}
+	cases := []struct {
+		entry runs.Entry
+		want  []string
+	}{
+		{runs.Entry{RunID: "started", Relation: runs.ClaimNew}, []string{"working on it since 14:00 UTC", "([run](https://rush.example/s/1))"}},
+		{runs.Entry{RunID: "started", Relation: runs.ClaimAttached}, []string{"already being fixed by a run started from #3", "will show its outcome too"}},
+		{runs.Entry{RunID: "fixed", Relation: runs.ClaimNew}, []string{"✅ fixed in https://github.com/hexpm/hexpm/pull/9", "Cause: shared ETS table", "Failing seed: `48213`", "7 before, 0 after (50 verification runs)"}},
+		{runs.Entry{RunID: "fixed", Relation: runs.ClaimCooldown, Cooldown: 24 * time.Hour}, []string{"answered 2 hours ago by a run started from #3", "a new run can start after 2026-12-03 13:00 UTC", "pull/9"}},
+		{runs.Entry{RunID: "notrepro", Relation: runs.ClaimNew}, []string{"could not reproduce the failure in 50 runs; no pull request was opened"}},
+		{runs.Entry{RunID: "notfixed", Relation: runs.ClaimNew}, []string{"reproduced the failure but opened no fix", "Cause: needs a schema change"}},
+		{runs.Entry{RunID: "failed", Relation: runs.ClaimNew}, []string{"❌ the run failed: the sandbox gave no reason", "remove the `flaky-test` label and add it again"}},
+		{runs.Entry{RunID: "noresult", Relation: runs.ClaimNew}, []string{"the run ended but its answer had no readable result"}},
+		{runs.Entry{RunID: "queued", Relation: runs.ClaimAttached}, []string{"a run started from #3 is queued"}},
+		{runs.Entry{RunID: "gone", Relation: runs.ClaimNew}, []string{"the run record has expired"}},
+	}
+	for _, c := range cases {
+		c.entry.Test = "test/a_test.exs:1"
+		body := RenderStatus(runs.IssueStatus{Label: "flaky-test", Entries: []runs.Entry{c.entry}}, runsByID, now)
+		if !strings.HasPrefix(body, StatusMarker) || !strings.Contains(body, "- `test/a_test.exs:1`: ") {
+			t.Errorf("%s: no marker or test line:\n%s", c.entry.RunID, body)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s/%s: lacks %q:\n%s", c.entry.RunID, c.entry.Relation, w, body)
+			}
+		}
+	}
+	body := RenderStatus(runs.IssueStatus{Notice: "Nothing was started: x.", Rejected: []string{"`test/x_test.exs`: has no line number"}}, nil, now)
+	if !strings.Contains(body, "Nothing was started: x.") || !strings.Contains(body, "Not used") || !strings.Contains(body, "has no line number") {
+		t.Errorf("notice:\n%s", body)
+	}
+}
