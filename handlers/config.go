@@ -17,7 +17,10 @@ const DefaultFlakyLabel = "flaky"
 // RepoConfig is a repository's .github/pitcrew.yml. Every key has a
 // default, so a repository without the file works.
 type RepoConfig struct {
-	Flaky FlakyConfig `yaml:"flaky"`
+	// DailyLimit is how many runs pitcrew may start in the repository per
+	// day (UTC), all jobs together.
+	DailyLimit int         `yaml:"daily_limit"`
+	Flaky      FlakyConfig `yaml:"flaky"`
 }
 
 // FlakyConfig configures the flaky-test job.
@@ -26,11 +29,14 @@ type FlakyConfig struct {
 	Label      string        `yaml:"label"`
 	VerifyRuns int           `yaml:"verify_runs"` // how often the agent runs the fixed test
 	Cooldown   time.Duration `yaml:"cooldown"`    // how long a finished run answers for its test
+	// TrackIssues opens one issue per test seen flaking in CI, labelled
+	// with Label, so its history has a home.
+	TrackIssues bool `yaml:"track_issues"`
 }
 
 // DefaultRepoConfig is what applies where the file says nothing.
 func DefaultRepoConfig() RepoConfig {
-	return RepoConfig{Flaky: FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour}}
+	return RepoConfig{DailyLimit: 5, Flaky: FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour}}
 }
 
 // ConfigError is a configuration file that could not be used. It is shown
@@ -61,6 +67,8 @@ func ParseRepoConfig(content []byte) (RepoConfig, error) {
 	}
 	f := cfg.Flaky
 	switch {
+	case cfg.DailyLimit < 0 || cfg.DailyLimit > 1000:
+		return RepoConfig{}, errors.New("daily_limit must be between 0 and 1000")
 	case f.Label == "" || len(f.Label) > 50:
 		return RepoConfig{}, errors.New("flaky.label must be 1 to 50 characters")
 	case f.VerifyRuns < 1 || f.VerifyRuns > 500:

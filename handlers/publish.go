@@ -15,7 +15,7 @@ import (
 // writes its status comment: created the first time, edited in place after
 // that, recreated if someone deleted it. The issue's lock makes concurrent
 // updates (two runs of one issue ending together) apply one after the other.
-func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, change func(*runs.IssueStatus)) error {
+func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, change func(*runs.Status)) error {
 	repo, err := ParseRepo(s.Repo)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 	}
 	defer unlock()
 
-	st, err := b.Ledger.IssueStatus(ctx, s)
+	st, err := b.Ledger.Status(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 	if st.CommentID != 0 {
 		err := gh.EditComment(ctx, repo, st.CommentID, body)
 		if err == nil {
-			return b.Ledger.SaveIssueStatus(ctx, s, st)
+			return b.Ledger.SaveStatus(ctx, s, st)
 		}
 		if !errors.Is(err, ErrCommentGone) {
 			return err
@@ -65,13 +65,13 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 			if err := gh.EditComment(ctx, repo, st.CommentID, body); err != nil {
 				return err
 			}
-			return b.Ledger.SaveIssueStatus(ctx, s, st)
+			return b.Ledger.SaveStatus(ctx, s, st)
 		}
 	}
 	if st.CommentID, err = gh.CreateComment(ctx, repo, s.Issue, body); err != nil {
 		return err
 	}
-	return b.Ledger.SaveIssueStatus(ctx, s, st)
+	return b.Ledger.SaveStatus(ctx, s, st)
 }
 
 // publishToSubjects rewrites the status comment of every issue that shows

@@ -124,3 +124,19 @@ func TestConfiguredLabelAndOrgDefaults(t *testing.T) {
 		t.Fatal("the default label started something although the configuration renames it")
 	}
 }
+
+func TestDailyLimit(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "daily_limit: 1\n")
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 40, "test/a_test.exs:1", ""))
+	h.eventually("the first run", h.commentContains(40, "the agent is working on it"))
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 41, "test/b_test.exs:2 and test/a_test.exs:1", ""))
+	h.eventually("the limit", h.commentContains(41, "`test/b_test.exs:2`: not started: the daily limit of 1 runs for this repository is reached."))
+	// A test with a live run still attaches: the limit only stops new runs.
+	if c := h.statusComment(41).Body; !strings.Contains(c, "already being fixed by a run started from #40") {
+		t.Fatalf("attached test missing:\n%s", c)
+	}
+	if h.sandbox.SessionCount() != 1 {
+		t.Fatalf("%d sessions", h.sandbox.SessionCount())
+	}
+}

@@ -16,13 +16,17 @@ const StatusMarker = "<!-- pitcrew:status -->"
 // knows: one line per named test with its run's state and links, the
 // mentions that were not usable, and a notice when nothing started. It is
 // pure, so every wording is tested without HTTP.
-func RenderStatus(st runs.IssueStatus, byID map[string]runs.Run, now time.Time) string {
+func RenderStatus(st runs.Status, byID map[string]runs.Run, now time.Time) string {
 	var b strings.Builder
 	b.WriteString(StatusMarker + "\n**pitcrew** · flaky test fix\n\n")
 	if st.Notice != "" {
 		b.WriteString(st.Notice + "\n")
 	}
 	for _, e := range st.Entries {
+		if e.RunID == "" {
+			fmt.Fprintf(&b, "- `%s`: %s.\n", e.Test, e.Note)
+			continue
+		}
 		r, ok := byID[e.RunID]
 		if !ok {
 			fmt.Fprintf(&b, "- `%s`: the run record has expired.\n", e.Test)

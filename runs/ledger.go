@@ -22,6 +22,7 @@ const (
 	ClaimNew      Claim = "new"      // a new run was recorded, queued, for the caller to start
 	ClaimAttached Claim = "attached" // a live run already works on this key
 	ClaimCooldown Claim = "cooldown" // a run on this key ended within the cooldown
+	ClaimLimited  Claim = "limited"  // a new run was needed but the caller may not start one
 )
 
 // ErrNotFound is returned when no run matches.
@@ -58,6 +59,7 @@ if cur then
     return {'cooldown', cur}
   end
 end
+if ARGV[7] ~= '1' then return {'limited', ''} end
 local id = ARGV[4] .. '#' .. redis.call('INCR', KEYS[2])
 local rk = ARGV[3] .. id
 redis.call('HSET', rk, 'id', id, 'state', 'queued', 'ended_at', '0', 'json', ARGV[5])
@@ -69,8 +71,10 @@ return {'new', id}
 
 // Claim records r as a new queued run for r.Key unless a live run holds
 // the key, or an ended one does within cooldown. It returns the run that
-// holds the key afterwards and how the caller's signal relates to it.
-func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration) (Run, Claim, error) {
+// holds the key afterwards and how the caller's signal relates to it. With
+// allowNew false it records nothing new and answers ClaimLimited where it
+// would have (the caller is out of its daily runs).
+func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, allowNew bool) (Run, Claim, error) {
 	if r.Key == "" {
 		return Run{}, "", errors.New("runs: claim without a key")
 	}
@@ -81,10 +85,13 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration) (Run,
 	}
 	res, err := claimScript.Run(ctx, l.rdb,
 		[]string{l.pointerKey(r.Key), l.genKey(r.Key)},
-		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second),
+		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second), allowNew,
 	).StringSlice()
 	if err != nil {
 		return Run{}, "", fmt.Errorf("runs: claim %s: %w", r.Key, err)
+	}
+	if Claim(res[0]) == ClaimLimited {
+		return Run{}, ClaimLimited, nil
 	}
 	got, err := l.Get(ctx, res[1])
 	return got, Claim(res[0]), err

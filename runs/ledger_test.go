@@ -21,11 +21,11 @@ func TestClaimLifecycle(t *testing.T) {
 	l.now = func() time.Time { return clock }
 	const key = "flaky:hexpm/hexpm:test/a_test.exs:1"
 
-	first, claim, err := l.Claim(ctx, newRun(key), time.Hour)
+	first, claim, err := l.Claim(ctx, newRun(key), time.Hour, true)
 	if err != nil || claim != ClaimNew || first.ID != key+"#1" || first.State != Queued {
 		t.Fatalf("first claim: %+v %s %v", first, claim, err)
 	}
-	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour); claim != ClaimAttached {
+	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour, true); claim != ClaimAttached {
 		t.Fatalf("claim of a live key = %s", claim)
 	}
 	if _, err := l.Move(ctx, first.ID, Completed, nil); !errors.As(err, new(ErrTransition)) {
@@ -43,11 +43,11 @@ func TestClaimLifecycle(t *testing.T) {
 	}
 
 	clock = clock.Add(59 * time.Minute)
-	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour); claim != ClaimCooldown || got.ID != first.ID {
+	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour, true); claim != ClaimCooldown || got.ID != first.ID {
 		t.Fatalf("claim within cooldown = %s %s", claim, got.ID)
 	}
 	clock = clock.Add(2 * time.Minute)
-	second, claim, err := l.Claim(ctx, newRun(key), time.Hour)
+	second, claim, err := l.Claim(ctx, newRun(key), time.Hour, true)
 	if err != nil || claim != ClaimNew || second.ID != key+"#2" {
 		t.Fatalf("claim after cooldown: %+v %s %v", second, claim, err)
 	}
@@ -56,8 +56,11 @@ func TestClaimLifecycle(t *testing.T) {
 	if _, err := l.Move(ctx, second.ID, Failed, func(r *Run) { r.Error = "boom" }); err != nil {
 		t.Fatal(err)
 	}
-	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour); claim != ClaimNew || third.ID != key+"#3" {
+	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour, true); claim != ClaimNew || third.ID != key+"#3" {
 		t.Fatalf("claim after failure = %s %s", claim, third.ID)
+	}
+	if _, claim, _ := l.Claim(ctx, newRun("other"), time.Hour, false); claim != ClaimLimited {
+		t.Fatalf("claim without allowNew = %s", claim)
 	}
 	if _, err := l.BySession(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
@@ -74,7 +77,7 @@ func TestClaimConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, c, err := l.Claim(ctx, newRun("k"), time.Hour)
+			_, c, err := l.Claim(ctx, newRun("k"), time.Hour, true)
 			if err != nil {
 				t.Error(err)
 			}
@@ -102,5 +105,39 @@ func TestLockExcludes(t *testing.T) {
 	unlock()
 	if _, err := l.Lock(ctx, "issue", time.Second, 0); err != nil {
 		t.Fatalf("lock after unlock: %v", err)
+	}
+}
+
+func TestSightingsCountEachOccurrenceOnce(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	for _, o := range []struct{ occ, commit string }{{"1/1", "aaa"}, {"1/1", "aaa"}, {"2/1", "aaa"}, {"3/2", "bbb"}} {
+		if _, err := l.RecordSighting(ctx, "k", o.occ, o.commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := l.RecordSighting(ctx, "k", "3/2", "bbb")
+	if err != nil || s.Count != 3 || s.Commits != 2 || s.FirstSeen.IsZero() {
+		t.Fatalf("%+v %v", s, err)
+	}
+}
+
+func TestDailyLimit(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	for i := 0; i < 2; i++ {
+		if ok, err := l.TakeDailyStart(ctx, "o/r", 2); !ok || err != nil {
+			t.Fatalf("take %d: %v %v", i, ok, err)
+		}
+	}
+	if ok, _ := l.TakeDailyStart(ctx, "o/r", 2); ok {
+		t.Fatal("third start allowed")
+	}
+	l.ReturnDailyStart(ctx, "o/r")
+	if ok, _ := l.TakeDailyStart(ctx, "o/r", 2); !ok {
+		t.Fatal("returned start not reusable")
+	}
+	if ok, _ := l.TakeDailyStart(ctx, "o/other", 2); !ok {
+		t.Fatal("limit shared across repositories")
 	}
 }

@@ -1,0 +1,136 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Subject is a place on GitHub that shows runs: an issue's status comment,
+// or a check run on a commit (Commit and Source set: the CI run whose
+// flakes it reports).
+type Subject struct {
+	Repo   string // owner/name
+	Issue  int
+	Commit string // head SHA, for a check run
+	Source string // e.g. "workflow_run:123", for a check run
+}
+
+// IsCheck reports whether the subject is a check run.
+func (s Subject) IsCheck() bool { return s.Commit != "" }
+
+// String renders owner/name#N for an issue, owner/name@sha~source for a
+// check run.
+func (s Subject) String() string {
+	if s.IsCheck() {
+		return s.Repo + "@" + s.Commit + "~" + s.Source
+	}
+	return s.Repo + "#" + strconv.Itoa(s.Issue)
+}
+
+// ParseSubject reverses Subject.String.
+func ParseSubject(v string) (Subject, error) {
+	if at := strings.IndexByte(v, '@'); at > 0 {
+		commit, source, ok := strings.Cut(v[at+1:], "~")
+		if ok && commit != "" && source != "" {
+			return Subject{Repo: v[:at], Commit: commit, Source: source}, nil
+		}
+		return Subject{}, fmt.Errorf("runs: bad subject %q", v)
+	}
+	i := strings.LastIndexByte(v, '#')
+	if i <= 0 {
+		return Subject{}, fmt.Errorf("runs: bad subject %q", v)
+	}
+	n, err := strconv.Atoi(v[i+1:])
+	if err != nil {
+		return Subject{}, fmt.Errorf("runs: bad subject %q", v)
+	}
+	return Subject{Repo: v[:i], Issue: n}, nil
+}
+
+// Entry is one test a subject names, and the run that answers for it.
+type Entry struct {
+	Test     string `json:"test"`
+	RunID    string `json:"run_id,omitempty"` // empty when no run was started (see Note)
+	Relation Claim  `json:"relation"`         // new: this subject started it; attached/cooldown: another signal did
+
+	Cooldown time.Duration `json:"cooldown,omitempty"` // the cooldown a ClaimCooldown was judged with
+	Note     string        `json:"note,omitempty"`     // why no run started, e.g. the daily limit
+
+	// What a CI log said about the failure (check runs only).
+	Name      string   `json:"name,omitempty"`
+	Module    string   `json:"module,omitempty"`
+	Seed      *int64   `json:"seed,omitempty"`
+	Excerpt   []string `json:"excerpt,omitempty"`
+	Sightings int64    `json:"sightings,omitempty"`
+}
+
+// Status is what a subject shows, and where it is on GitHub.
+type Status struct {
+	InstallationID int64    `json:"installation_id"`
+	Label          string   `json:"label"` // the label that starts runs, named in retry hints
+	CommentID      int64    `json:"comment_id,omitempty"`
+	CheckRunID     int64    `json:"check_run_id,omitempty"`
+	Notice         string   `json:"notice,omitempty"` // why nothing started, shown instead of runs
+	Entries        []Entry  `json:"entries,omitempty"`
+	Rejected       []string `json:"rejected,omitempty"` // mentions that were not valid test paths, with reasons
+}
+
+func (l *Ledger) subjectsKey(runID string) string { return l.prefix + "run:" + runID + ":subjects" }
+func (l *Ledger) statusKey(s Subject) string      { return l.prefix + "status:" + s.String() }
+
+// Subscribe records that s shows the run's progress.
+func (l *Ledger) Subscribe(ctx context.Context, runID string, s Subject) error {
+	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, l.subjectsKey(runID), s.String())
+		p.Expire(ctx, l.subjectsKey(runID), Retention)
+		return nil
+	})
+	return err
+}
+
+// Subjects lists the subjects that show the run.
+func (l *Ledger) Subjects(ctx context.Context, runID string) ([]Subject, error) {
+	vals, err := l.rdb.SMembers(ctx, l.subjectsKey(runID)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Subject, 0, len(vals))
+	for _, v := range vals {
+		s, err := ParseSubject(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Status reads what a subject shows; a zero value if pitcrew never wrote it.
+func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
+	var st Status
+	b, err := l.rdb.Get(ctx, l.statusKey(s)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	return st, json.Unmarshal(b, &st)
+}
+
+// SaveStatus stores what a subject shows. Callers hold the subject's lock
+// (see Lock).
+func (l *Ledger) SaveStatus(ctx context.Context, s Subject, st Status) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return l.rdb.Set(ctx, l.statusKey(s), b, Retention).Err()
+}
