@@ -31,6 +31,8 @@ type Options struct {
 
 	Concurrency  int           // worker goroutines, default 10
 	PollInterval time.Duration // how often an idle worker looks for tasks, default 200 ms
+	// PollEvery and MaxRunAge: see Base.
+	PollEvery, MaxRunAge time.Duration
 	// ShutdownTimeout is how long tasks in flight may run after Shutdown
 	// before they are handed back to the queue; default 20 s.
 	ShutdownTimeout time.Duration
@@ -70,10 +72,11 @@ func NewApp(o Options) (*App, error) {
 	metrics := NewMetrics(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
 	queue := asynq.NewClientFromRedisClient(o.Redis)
-	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug}
+	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
+		Queue: queue, PollEvery: o.PollEvery, MaxRunAge: o.MaxRunAge}
 
 	worker := NewDeliveryWorker(o.Redis,
-		&IssueLabeled{base}, &Installation{base}, &InstallationRepositories{base})
+		&IssueLabeled{base}, &WorkflowRun{base}, &Installation{base}, &InstallationRepositories{base})
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
@@ -83,11 +86,11 @@ func NewApp(o Options) (*App, error) {
 	mux.Handle(TaskGitHubDelivery, worker)
 	mux.Handle(TaskSessionRefresh, &SessionRefresher{base})
 
-	intake := &Intake{Queue: queue, Events: worker.Events(), Metrics: metrics}
+	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
+	intake := &Intake{Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics}
 	githubHook := githubapp.NewEventDispatcher([]githubapp.EventHandler{intake}, o.WebhookSecret,
 		githubapp.WithErrorCallback(onIntakeError), githubapp.WithResponseCallback(onIntakeResponse))
 
-	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
 	}, func() float64 { return queueDepth(inspector) }))
@@ -114,6 +117,8 @@ func NewApp(o Options) (*App, error) {
 		ShutdownTimeout:   o.ShutdownTimeout,
 		Logger:            asynqLogger{o.Logger},
 		RetryDelayFunc:    retryDelay,
+		// Session polls are scheduled tasks; look for due ones often.
+		DelayedTaskCheckInterval: time.Second,
 	})
 	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: queue, server: server, mux: mux}, nil
 }

@@ -31,6 +31,28 @@ type Base struct {
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
 	Now     func() time.Time
+
+	// Queue schedules follow-up work: the periodic read of running sessions.
+	Queue *asynq.Client
+	// PollEvery is how often a running session is read in case its
+	// callback is lost (default 10 minutes); MaxRunAge is when a session
+	// that never ends is reported failed (default 24 hours).
+	PollEvery time.Duration
+	MaxRunAge time.Duration
+}
+
+func (b *Base) pollEvery() time.Duration {
+	if b.PollEvery > 0 {
+		return b.PollEvery
+	}
+	return 10 * time.Minute
+}
+
+func (b *Base) maxRunAge() time.Duration {
+	if b.MaxRunAge > 0 {
+		return b.MaxRunAge
+	}
+	return 24 * time.Hour
 }
 
 func (b *Base) now() time.Time {

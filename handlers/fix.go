@@ -2,14 +2,20 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
+
+// abandonedAfter is how long a run may stay queued before another signal
+// takes it over (its own task retried for longer than that, or gave up).
+const abandonedAfter = 15 * time.Minute
 
 // fixRequest is one flaky test a signal (a label, a rerun that passed)
 // asks pitcrew to fix.
@@ -28,19 +34,10 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (entry runs.Entry, 
 	repo := req.Subject.Repo
 	key := FlakyKey(repo, req.Ref)
 	entry = runs.Entry{Test: req.Ref.String(), Cooldown: req.Config.Flaky.Cooldown}
-	allowed, err := b.Ledger.TakeDailyStart(ctx, repo, req.Config.DailyLimit)
-	if err != nil {
-		return entry, false, err
-	}
 	run, claim, err := b.Ledger.Claim(ctx, runs.Run{
 		Key: key, Kind: runs.KindFlaky, InstallationID: req.InstallationID,
 		Repo: repo, Issue: req.Subject.Issue, Test: req.Ref.String(), Delivery: req.Delivery,
-	}, req.Config.Flaky.Cooldown, allowed)
-	if allowed && claim != runs.ClaimNew {
-		if err := b.Ledger.ReturnDailyStart(ctx, repo); err != nil {
-			return entry, false, err
-		}
-	}
+	}, req.Config.Flaky.Cooldown, req.Config.DailyLimit)
 	if err != nil {
 		return entry, false, err
 	}
@@ -52,7 +49,11 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (entry runs.Entry, 
 	}
 	// The signal that started a run stays its owner: a retried task, or the
 	// label added again to the same issue, is not "attached to another run".
-	if claim == runs.ClaimAttached && (run.Delivery == req.Delivery || (req.Subject.Issue != 0 && run.Repo == repo && run.Issue == req.Subject.Issue)) {
+	// A run left queued by a task that gave up is taken over by the next
+	// signal; the run's idempotency key keeps that to one session.
+	owner := run.Delivery == req.Delivery || (req.Subject.Issue != 0 && run.Repo == repo && run.Issue == req.Subject.Issue)
+	abandoned := run.State == runs.Queued && b.now().Sub(run.CreatedAt) > abandonedAfter
+	if claim == runs.ClaimAttached && (owner || abandoned) {
 		entry.Relation = runs.ClaimNew
 	} else {
 		b.Metrics.Runs.WithLabelValues(string(runs.KindFlaky), string(claim)).Inc()
@@ -72,30 +73,50 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (entry runs.Entry, 
 		return entry, false, b.failRun(ctx, run.ID, "pitcrew could not write the agent's instructions")
 	}
 	ses, err := b.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+repo, nil)
+	// What follows must be recorded even if the task's time is up.
+	ctx = context.WithoutCancel(ctx)
 	if err != nil {
 		if !sandbox.IsPermanent(err) && !lastAttempt(ctx) {
 			return entry, false, err
 		}
 		log.Error().Err(err).Msg("could not start the sandbox session")
-		return entry, true, b.failRun(ctx, run.ID, "the sandbox refused to start it ("+prompts.PlainLine(err.Error(), 200)+")")
+		why := "the sandbox could not be reached after several attempts"
+		var perm *sandbox.PermanentError
+		if errors.As(err, &perm) {
+			why = fmt.Sprintf("the sandbox refused to start it (HTTP %d)", perm.Status)
+		}
+		return entry, true, b.failRun(ctx, run.ID, why)
 	}
 	if _, err := b.Ledger.Move(ctx, run.ID, runs.Started, func(r *runs.Run) {
 		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, safeURL(ses.SessionURL)
-	}); err != nil {
-		return entry, false, err
+	}); err != nil && !errors.As(err, new(runs.ErrTransition)) {
+		return entry, false, err // the retry starts again with the same key: same session
 	}
 	b.Metrics.Runs.WithLabelValues(string(runs.KindFlaky), "started").Inc()
 	log.Info().Str("session_id", ses.ID).Msg("started sandbox session")
-	return entry, true, nil
+	return entry, true, b.schedulePoll(ctx, ses.ID, 1)
 }
 
+// failRun records that a queued run could not start. A run another worker
+// has started meanwhile is left alone.
 func (b *Base) failRun(ctx context.Context, id, why string) error {
-	_, err := b.Ledger.Move(ctx, id, runs.Failed, func(r *runs.Run) { r.Error = why })
+	_, err := b.Ledger.Update(ctx, id, func(r *runs.Run) error {
+		if r.State != runs.Queued {
+			return errNotQueued
+		}
+		r.State, r.Error = runs.Failed, why
+		return nil
+	})
+	if errors.Is(err, errNotQueued) {
+		return nil
+	}
 	if err == nil {
 		b.Metrics.Runs.WithLabelValues(string(runs.KindFlaky), "failed").Inc()
 	}
 	return err
 }
+
+var errNotQueued = errors.New("run is no longer queued")
 
 // safeURL keeps only http(s) links, so a sandbox answer cannot place a
 // javascript: or other link in a comment.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 	"github.com/palantir/go-githubapp/appconfig"
@@ -44,6 +46,39 @@ type GitHub interface {
 	FindComment(ctx context.Context, repo Repo, issue int, marker string) (int64, error)
 	// CreateLabel creates a label; created is false if it already existed.
 	CreateLabel(ctx context.Context, repo Repo, name, color, description string) (created bool, err error)
+
+	// FailedJobs lists the jobs of one attempt of a workflow run that failed.
+	FailedJobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error)
+	// JobLog opens a job's log, following GitHub's redirect to the
+	// short-lived download URL.
+	JobLog(ctx context.Context, repo Repo, jobID int64) (io.ReadCloser, error)
+	// FailedCheckRuns lists the failed check runs named name on ref, from
+	// every attempt (filter=all).
+	FailedCheckRuns(ctx context.Context, repo Repo, ref, name string) ([]FailedCheck, error)
+	// CreateCheckRun creates a completed check run on a commit.
+	CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error)
+	// UpdateCheckRun replaces a check run's output.
+	UpdateCheckRun(ctx context.Context, repo Repo, id int64, out CheckOutput) error
+	// FindCheckRun returns the id of the app's check run named name on sha
+	// whose external id is externalID, or 0.
+	FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error)
+}
+
+// Job is a CI job of a workflow run.
+type Job struct {
+	ID   int64
+	Name string
+}
+
+// FailedCheck is a failed check run with the text it reported.
+type FailedCheck struct {
+	ID   int64
+	Text string // output summary and text, as the log of the run
+}
+
+// CheckOutput is what pitcrew's check run shows.
+type CheckOutput struct {
+	Name, ExternalID, Title, Summary, DetailsURL string
 }
 
 // ErrCommentGone means a status comment was deleted by someone.
@@ -60,12 +95,13 @@ const ConfigPath = ".github/pitcrew.yml"
 // NewClients returns Clients backed by go-githubapp's client creator
 // (installation tokens through ghinstallation).
 func NewClients(cc githubapp.ClientCreator) Clients {
-	return &restClients{cc: cc, loader: appconfig.NewLoader([]string{ConfigPath})}
+	return &restClients{cc: cc, loader: appconfig.NewLoader([]string{ConfigPath}), download: &http.Client{Timeout: 2 * time.Minute}}
 }
 
 type restClients struct {
-	cc     githubapp.ClientCreator
-	loader *appconfig.Loader
+	cc       githubapp.ClientCreator
+	loader   *appconfig.Loader
+	download *http.Client // no GitHub credentials: log URLs are pre-signed
 }
 
 func (c *restClients) Installation(id int64) (GitHub, error) {
@@ -73,12 +109,13 @@ func (c *restClients) Installation(id int64) (GitHub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("github client for installation %d: %w", id, err)
 	}
-	return &restGitHub{c: client, loader: c.loader}, nil
+	return &restGitHub{c: client, loader: c.loader, download: c.download}, nil
 }
 
 type restGitHub struct {
-	c      *github.Client
-	loader *appconfig.Loader
+	c        *github.Client
+	loader   *appconfig.Loader
+	download *http.Client
 }
 
 func (g *restGitHub) LoadConfig(ctx context.Context, repo Repo) (appconfig.Config, error) {

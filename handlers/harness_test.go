@@ -80,8 +80,9 @@ func testPrivateKey(t testing.TB) []byte {
 	return keyPEM
 }
 
-// newHarness builds the app; startWorker says whether its queue worker runs.
-func newHarness(t testing.TB, startWorker bool) *harness {
+// newHarness builds the app; startWorker says whether its queue worker
+// runs; tune, when given, adjusts the options first.
+func newHarness(t testing.TB, startWorker bool, tune ...func(*Options)) *harness {
 	h := &harness{t: t, gh: testenv.NewGitHub(t), sandbox: testenv.NewSandbox(t), redis: testenv.Redis(t), logs: &syncBuffer{}}
 	h.gh.SetPermission("alice", "write")
 	sb, err := sandbox.NewClient(sandbox.Config{BaseURL: h.sandbox.URL, Org: h.sandbox.Org, APIKey: h.sandbox.APIKey, BaseDelay: time.Millisecond})
@@ -93,6 +94,9 @@ func newHarness(t testing.TB, startWorker bool) *harness {
 		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testPrivateKey(t)),
 		Redis:         h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
 		Concurrency: 8, PollInterval: 20 * time.Millisecond, ShutdownTimeout: 500 * time.Millisecond,
+	}
+	for _, f := range tune {
+		f(&h.opts)
 	}
 	h.app = h.newApp()
 	h.server = httptest.NewServer(h.app.Handler)

@@ -22,9 +22,10 @@ const MaxGitHubBody = 5 << 20
 // as task id so a redelivery is refused. The 2xx goes out only once Redis
 // has the delivery.
 type Intake struct {
-	Queue   *asynq.Client
-	Events  []string
-	Metrics *Metrics
+	Queue     *asynq.Client
+	Inspector *asynq.Inspector
+	Events    []string
+	Metrics   *Metrics
 }
 
 // Handles lists the events the worker has handlers for.
@@ -47,6 +48,11 @@ func (in *Intake) Handle(ctx context.Context, event, deliveryID string, payload 
 		return githubapp.ValidationError{EventType: event, DeliveryID: deliveryID, Cause: errBadPayload}
 	}
 	_, err := in.Queue.EnqueueContext(ctx, deliveryTask(event, deliveryID, payload))
+	if isDuplicate(err) && in.dropIfArchived(deliveryID) {
+		// The earlier copy ran out of retries; a redelivery is how an
+		// operator asks for another go.
+		_, err = in.Queue.EnqueueContext(ctx, deliveryTask(event, deliveryID, payload))
+	}
 	switch {
 	case isDuplicate(err):
 		in.Metrics.Deliveries.WithLabelValues(event, "duplicate").Inc()
@@ -92,4 +98,14 @@ func onIntakeResponse(w http.ResponseWriter, r *http.Request, event string, hand
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// dropIfArchived deletes the stored copy of a delivery whose task gave up
+// (archived), and reports whether it did.
+func (in *Intake) dropIfArchived(deliveryID string) bool {
+	info, err := in.Inspector.GetTaskInfo(QueueGitHub, "gh:"+deliveryID)
+	if err != nil || info.State != asynq.TaskStateArchived {
+		return false
+	}
+	return in.Inspector.DeleteTask(QueueGitHub, "gh:"+deliveryID) == nil
 }

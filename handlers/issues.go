@@ -18,6 +18,9 @@ type IssueLabeled struct{ Base }
 // Handles implements githubapp.EventHandler.
 func (h *IssueLabeled) Handles() []string { return []string{"issues"} }
 
+// maxRejectedShown bounds the unusable mentions listed in a comment.
+const maxRejectedShown = 20
+
 // FlakyKey is the idempotency key of a flaky test: the repository (GitHub
 // names are case-insensitive) and the test's file:line.
 func FlakyKey(repo string, ref exunit.TestRef) string {
@@ -50,7 +53,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	label := ev.Label
 	notice := func(label, text string) error {
 		return h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
-			*st = runs.Status{InstallationID: ev.InstallationID, Label: label, CommentID: st.CommentID, Notice: text}
+			st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Notice: text})
 		})
 	}
 
@@ -83,13 +86,17 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 
 	refs, rejected := exunit.ExtractTestRefs(ev.Text)
 	var rejectedText []string
-	for _, r := range rejected {
+	for i, r := range rejected {
+		if i == maxRejectedShown {
+			rejectedText = append(rejectedText, fmt.Sprintf("and %d more", len(rejected)-i))
+			break
+		}
 		rejectedText = append(rejectedText, fmt.Sprintf("`%s`: %s", strings.ReplaceAll(r.Text, "`", ""), r.Reason))
 	}
 	if len(refs) == 0 {
 		return h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
-			*st = runs.Status{InstallationID: ev.InstallationID, Label: label, CommentID: st.CommentID, Rejected: rejectedText,
-				Notice: fmt.Sprintf("Nothing was started: this issue names no test pitcrew can run. Name each test as `test/path/to/file_test.exs:LINE` (or `apps/<app>/test/...:LINE` in an umbrella project) in the title or body, then remove the `%s` label and add it again.", label)}
+			st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Rejected: rejectedText,
+				Notice: fmt.Sprintf("Nothing was started: this issue names no test pitcrew can run. Name each test as `test/path/to/file_test.exs:LINE` (or `apps/<app>/test/...:LINE` in an umbrella project) in the title or body, then remove the `%s` label and add it again.", label)})
 		})
 	}
 
@@ -106,7 +113,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		}
 	}
 	err = h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
-		*st = runs.Status{InstallationID: ev.InstallationID, Label: label, CommentID: st.CommentID, Entries: entries, Rejected: rejectedText}
+		st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Entries: entries, Rejected: rejectedText})
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/runs"
 
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -99,5 +102,35 @@ func TestSandboxErrorsAreRetriedWithTheSameKey(t *testing.T) {
 	reqs, keys := h.sandbox.StartRequests()
 	if len(reqs) != 3 || h.sandbox.SessionCount() != 1 || keys[0] != keys[1] || keys[1] != keys[2] {
 		t.Fatalf("%d start requests, %d sessions, keys %q", len(reqs), h.sandbox.SessionCount(), keys)
+	}
+}
+
+func TestLostCallbackIsCaughtByThePoll(t *testing.T) {
+	h := newHarness(t, true, func(o *Options) { o.PollEvery = 300 * time.Millisecond })
+	h.startOne(27)
+	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, fixedAnswer) // and no callback arrives
+	h.eventually("the poll to find the outcome", h.commentContains(27, "pull/1234"))
+}
+
+func TestSessionWithoutOutcomeFailsAfterMaxAge(t *testing.T) {
+	h := newHarness(t, true, func(o *Options) { o.PollEvery, o.MaxRunAge = 200*time.Millisecond, 500*time.Millisecond })
+	h.startOne(28)
+	h.eventually("the run to be given up", h.commentContains(28, "the sandbox reported no outcome within 500ms"))
+}
+
+func TestCommentCreatedButNotRecordedIsFoundNotDuplicated(t *testing.T) {
+	h := newHarness(t, true)
+	// An attempt created the comment, then died before recording its id.
+	subject := runs.Subject{Repo: "hexpm/hexpm", Issue: 29}
+	if err := h.app.Ledger.SaveStatus(t.Context(), subject, runs.Status{InstallationID: testInstallation, Creating: true}); err != nil {
+		t.Fatal(err)
+	}
+	gh, _ := NewClients(h.opts.ClientCreator).Installation(testInstallation)
+	if _, err := gh.CreateComment(t.Context(), Repo{"hexpm", "hexpm"}, 29, StatusMarker+"\nqueued"); err != nil {
+		t.Fatal(err)
+	}
+	h.startOne(29)
+	if n := len(h.gh.Comments("hexpm/hexpm", 29)); n != 1 {
+		t.Fatalf("%d comments", n)
 	}
 }

@@ -6,21 +6,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/pitcrew/pitcrew/runs"
 )
 
-// updateStatus changes the stored status of an issue with change, then
-// writes its status comment: created the first time, edited in place after
-// that, recreated if someone deleted it. The issue's lock makes concurrent
-// updates (two runs of one issue ending together) apply one after the other.
+// updateStatus changes the stored status of a subject with change, then
+// writes it to GitHub: an issue's status comment (created the first time,
+// edited in place after that, recreated if someone deleted it) or a check
+// run. The subject's lock makes concurrent updates (two runs of one issue
+// ending together) apply one after the other.
 func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, change func(*runs.Status)) error {
 	repo, err := ParseRepo(s.Repo)
 	if err != nil {
 		return err
 	}
-	unlock, err := b.Ledger.Lock(ctx, "issue:"+s.String(), time.Minute, 30*time.Second)
+	unlock, err := b.Ledger.Lock(ctx, "status:"+s.String(), 5*time.Minute, time.Minute)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", s, err)
 	}
@@ -43,35 +42,48 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 			return err
 		}
 	}
-	body := RenderStatus(st, byID, b.now())
+	if s.IsCheck() {
+		return b.writeCheckRun(ctx, gh, repo, s, st, byID)
+	}
+	return b.writeComment(ctx, gh, repo, s, st, RenderStatus(st, byID, b.now()))
+}
 
+// writeComment edits the subject's status comment, or creates it. Before a
+// create, the status records that one is under way, so an attempt that died
+// between GitHub's answer and recording it makes the next attempt look for
+// the comment instead of making a second one.
+func (b *Base) writeComment(ctx context.Context, gh GitHub, repo Repo, s runs.Subject, st runs.Status, body string) error {
 	if st.CommentID != 0 {
 		err := gh.EditComment(ctx, repo, st.CommentID, body)
-		if err == nil {
-			return b.Ledger.SaveStatus(ctx, s, st)
-		}
 		if !errors.Is(err, ErrCommentGone) {
-			return err
-		}
-		logFor(ctx).Info().Str("issue", s.String()).Msg("status comment was deleted; creating it again")
-		st.CommentID = 0
-	} else if n, _ := asynq.GetRetryCount(ctx); n > 0 {
-		// An earlier attempt may have created the comment and died before
-		// recording it; look before making a second one.
-		if st.CommentID, err = gh.FindComment(ctx, repo, s.Issue, StatusMarker); err != nil {
-			return err
-		}
-		if st.CommentID != 0 {
-			if err := gh.EditComment(ctx, repo, st.CommentID, body); err != nil {
+			if err != nil {
 				return err
 			}
-			return b.Ledger.SaveStatus(ctx, s, st)
+			return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
+		}
+		logFor(ctx).Info().Str("issue", s.String()).Msg("status comment was deleted; creating it again")
+		st.CommentID, st.Creating = 0, false
+	}
+	if st.Creating {
+		id, err := gh.FindComment(ctx, repo, s.Issue, StatusMarker)
+		if err != nil {
+			return err
+		}
+		if id != 0 {
+			st.CommentID, st.Creating = id, false
+			return b.writeComment(ctx, gh, repo, s, st, body)
 		}
 	}
-	if st.CommentID, err = gh.CreateComment(ctx, repo, s.Issue, body); err != nil {
+	st.Creating = true
+	if err := b.Ledger.SaveStatus(ctx, s, st); err != nil {
 		return err
 	}
-	return b.Ledger.SaveStatus(ctx, s, st)
+	id, err := gh.CreateComment(ctx, repo, s.Issue, body)
+	if err != nil {
+		return err
+	}
+	st.CommentID, st.Creating = id, false
+	return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
 }
 
 // publishToSubjects rewrites the status comment of every issue that shows
@@ -81,13 +93,50 @@ func (b *Base) publishToSubjects(ctx context.Context, gh GitHub, runID string, s
 	if err != nil {
 		return err
 	}
+	// One subject that cannot be written (a deleted issue) must not keep
+	// the others from their update.
+	var errs []error
 	for _, s := range subjects {
 		if s == skip {
 			continue
 		}
 		if err := b.updateStatus(ctx, gh, s, nil); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// CheckRunName is the name of pitcrew's check run.
+const CheckRunName = "pitcrew / flaky tests"
+
+// writeCheckRun creates the subject's check run the first time and
+// replaces its output after that, guarding the create as writeComment does.
+func (b *Base) writeCheckRun(ctx context.Context, gh GitHub, repo Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run) error {
+	title, summary := RenderCheckRun(st, byID, b.now())
+	out := CheckOutput{Name: CheckRunName, ExternalID: s.Source, Title: title, Summary: summary}
+	if st.CheckRunID == 0 && st.Creating {
+		id, err := gh.FindCheckRun(ctx, repo, s.Commit, CheckRunName, s.Source)
+		if err != nil {
+			return err
+		}
+		st.CheckRunID = id
+	}
+	if st.CheckRunID != 0 {
+		if err := gh.UpdateCheckRun(ctx, repo, st.CheckRunID, out); err != nil {
+			return err
+		}
+		st.Creating = false
+		return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
+	}
+	st.Creating = true
+	if err := b.Ledger.SaveStatus(ctx, s, st); err != nil {
+		return err
+	}
+	id, err := gh.CreateCheckRun(ctx, repo, s.Commit, out)
+	if err != nil {
+		return err
+	}
+	st.CheckRunID, st.Creating = id, false
+	return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
 }

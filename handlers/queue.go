@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -57,10 +58,19 @@ func deliveryTask(event, id string, body []byte) *asynq.Task {
 		asynq.Retention(deliveryRetention), asynq.Timeout(5*time.Minute))
 }
 
-func refreshTask(sessionID, callbackID string) *asynq.Task {
-	return asynq.NewTask(TaskSessionRefresh, []byte(sessionID),
-		asynq.TaskID("cb:"+callbackID), asynq.Queue(QueueOutcome), asynq.MaxRetry(maxRetry),
-		asynq.Retention(24*time.Hour), asynq.Timeout(5*time.Minute))
+// refresh is the payload of a TaskSessionRefresh: read a session; Poll > 0
+// marks the periodic check that keeps going while the session runs, in
+// case its callback is lost.
+type refresh struct {
+	SessionID string `json:"session_id"`
+	Poll      int    `json:"poll,omitempty"`
+}
+
+func refreshTask(r refresh, taskID string, opts ...asynq.Option) *asynq.Task {
+	payload, _ := json.Marshal(r)
+	return asynq.NewTask(TaskSessionRefresh, payload, append([]asynq.Option{
+		asynq.TaskID(taskID), asynq.Queue(QueueOutcome), asynq.MaxRetry(maxRetry),
+		asynq.Retention(24 * time.Hour), asynq.Timeout(5 * time.Minute)}, opts...)...)
 }
 
 // isDuplicate reports whether an enqueue failed only because the same

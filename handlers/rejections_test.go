@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hibiken/asynq"
 )
@@ -112,16 +111,15 @@ func TestConfiguredLabelAndOrgDefaults(t *testing.T) {
 	h := newHarness(t, true)
 	// No file in the repository: the owner's .github repository supplies it.
 	h.gh.SetFile("hexpm/.github", "pitcrew.yml", "flaky:\n  label: flaky-test\n  verify_runs: 80\n")
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 13, flakyTest, ""))
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky-test", "alice", 14, flakyTest, ""))
-	h.eventually("the run for the configured label", func() bool { return h.sandbox.SessionCount() == 1 })
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 13, "test/a_test.exs:1", ""))
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky-test", "alice", 14, "test/b_test.exs:2", ""))
+	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 2 })
 	reqs, _ := h.sandbox.StartRequests()
-	if !strings.Contains(reqs[0].Input, "Run the test 80 times") {
-		t.Fatal("verify_runs from the org configuration not used")
+	if len(reqs) != 1 || !strings.Contains(reqs[0].Input, "test/b_test.exs:2") || !strings.Contains(reqs[0].Input, "Run the test 80 times") {
+		t.Fatalf("want one run, for the configured label, with verify_runs from the org configuration; got %d", len(reqs))
 	}
-	time.Sleep(100 * time.Millisecond)
 	if len(h.gh.Comments("hexpm/hexpm", 13)) != 0 {
-		t.Fatal("the default label started something although the configuration renames it")
+		t.Fatal("the default label was acted on although the configuration renames it")
 	}
 }
 

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -45,6 +47,11 @@ func (h *RushHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb, err := sandbox.ParseCallback(body)
+	if errors.Is(err, sandbox.ErrUnknownEvent) {
+		outcome = "ignored"
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if err != nil {
 		outcome = "rejected"
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -63,7 +70,7 @@ func (h *RushHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "try again later", http.StatusServiceUnavailable)
 		return
 	}
-	_, err = h.Queue.EnqueueContext(r.Context(), refreshTask(cb.SessionID, r.Header.Get("webhook-id")))
+	_, err = h.Queue.EnqueueContext(r.Context(), refreshTask(refresh{SessionID: cb.SessionID}, "cb:"+r.Header.Get("webhook-id")))
 	switch {
 	case isDuplicate(err):
 		outcome = "duplicate"
@@ -85,7 +92,11 @@ type SessionRefresher struct{ Base }
 
 // ProcessTask implements asynq.Handler for TaskSessionRefresh.
 func (h *SessionRefresher) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	sessionID := string(t.Payload())
+	var task refresh
+	if err := json.Unmarshal(t.Payload(), &task); err != nil {
+		return permanent(err)
+	}
+	sessionID := task.SessionID
 	run, err := h.Ledger.BySession(ctx, sessionID)
 	if errors.Is(err, runs.ErrNotFound) {
 		return nil
@@ -96,8 +107,23 @@ func (h *SessionRefresher) ProcessTask(ctx context.Context, t *asynq.Task) error
 	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("session_id", sessionID).Str("repo", run.Repo).Logger()
 	ctx = log.WithContext(ctx)
 	if run.State == runs.Started {
-		if run, err = h.recordOutcome(ctx, run); err != nil || !run.State.Terminal() {
+		if run, err = h.recordOutcome(ctx, run); err != nil {
 			return err
+		}
+		if !run.State.Terminal() {
+			if task.Poll == 0 {
+				return nil // the poll chain goes on by itself
+			}
+			if h.now().Sub(run.StartedAt) > h.maxRunAge() {
+				run, err = h.Ledger.Move(ctx, run.ID, runs.Failed, func(r *runs.Run) {
+					r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge())
+				})
+				if err != nil {
+					return err
+				}
+			} else {
+				return h.schedulePoll(ctx, sessionID, task.Poll+1)
+			}
 		}
 	}
 	if run.Published {
@@ -128,7 +154,7 @@ func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (run
 		}
 		change = func(r *runs.Run) {
 			if perr != nil {
-				r.Error = "its answer had no readable result (" + perr.Error() + ")"
+				r.Error = "its answer had no readable result (" + prompts.PlainLine(perr.Error(), 200) + ")"
 				return
 			}
 			if res.PRURL != "" && !strings.HasPrefix(strings.ToLower(res.PRURL), "https://github.com/"+strings.ToLower(r.Repo)+"/pull/") {
@@ -175,4 +201,14 @@ func failureReason(result string) string {
 		return "the sandbox gave no reason"
 	}
 	return prompts.PlainLine(result, 300)
+}
+
+// schedulePoll queues the n-th periodic read of a running session.
+func (b *Base) schedulePoll(ctx context.Context, sessionID string, n int) error {
+	_, err := b.Queue.EnqueueContext(ctx, refreshTask(refresh{SessionID: sessionID, Poll: n},
+		fmt.Sprintf("poll:%s:%d", sessionID, n), asynq.ProcessIn(b.pollEvery())))
+	if isDuplicate(err) {
+		return nil
+	}
+	return err
 }

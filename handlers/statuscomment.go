@@ -40,7 +40,23 @@ func RenderStatus(st runs.Status, byID map[string]runs.Run, now time.Time) strin
 			b.WriteString("- " + r + "\n")
 		}
 	}
-	return b.String()
+	return clipMarkdown(b.String(), maxCommentLen)
+}
+
+// maxCommentLen is GitHub's limit on a comment body.
+const maxCommentLen = 65536
+
+// clipMarkdown cuts s to at most max bytes at a line boundary.
+func clipMarkdown(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const note = "\n\n… (cut at GitHub's length limit)\n"
+	cut := strings.LastIndexByte(s[:max-len(note)], '\n')
+	if cut < 0 {
+		cut = max - len(note)
+	}
+	return s[:cut] + note
 }
 
 func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {

@@ -67,7 +67,7 @@ func ParseResult(answer string) (Result, error) {
 	case OutcomeFixed, OutcomeNotFixed, OutcomeNotReproduced:
 		r.Outcome = o
 	default:
-		return Result{}, fmt.Errorf("result block has unknown outcome %q", clip(raw.Outcome, 40))
+		return Result{}, fmt.Errorf("result block has unknown outcome “%s”", PlainLine(raw.Outcome, 40))
 	}
 	if raw.PRURL != nil && *raw.PRURL != "" {
 		if !pullURL.MatchString(*raw.PRURL) {
@@ -111,11 +111,11 @@ func count64(name string, v *float64) (*int64, error) {
 }
 
 // PlainLine turns outside text into one line safe to place in Markdown:
-// no HTML, no code spans, no mentions that would notify people, at most
-// max runes (plus an ellipsis).
+// no HTML, no code spans, no links or images, no mentions that would notify
+// people, no #N cross-references, at most max runes (plus an ellipsis).
 func PlainLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	s = strings.NewReplacer("<", "‹", ">", "›", "@", "@\u200b", "`", "'").Replace(s)
+	s = strings.NewReplacer("<", "‹", ">", "›", "@", "@\u200b", "`", "'", "[", "\\[", "]", "\\]", "#", "\\#").Replace(s)
 	return clip(s, max)
 }
 

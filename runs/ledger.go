@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,7 +49,10 @@ func (l *Ledger) sessionKey(id string) string  { return l.prefix + "session:" + 
 
 // claimScript decides, atomically, whether a key gets a new run. It reads
 // the run the key points at; a live run, or an ended one still in its
-// cooldown, wins. Otherwise it records a new queued run "<key>#<gen>".
+// cooldown, wins. Otherwise it takes one of the repository's runs for the
+// day (KEYS[3]; none left: "limited") and records a new queued run
+// "<key>#<gen>". The generation counter never expires, so run ids (and the
+// sandbox idempotency keys made from them) are never reused.
 var claimScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -59,22 +63,25 @@ if cur then
     return {'cooldown', cur}
   end
 end
-if ARGV[7] ~= '1' then return {'limited', ''} end
+if redis.call('INCR', KEYS[3]) > tonumber(ARGV[7]) then
+  redis.call('DECR', KEYS[3])
+  return {'limited', ''}
+end
+redis.call('EXPIRE', KEYS[3], 172800)
 local id = ARGV[4] .. '#' .. redis.call('INCR', KEYS[2])
 local rk = ARGV[3] .. id
 redis.call('HSET', rk, 'id', id, 'state', 'queued', 'ended_at', '0', 'json', ARGV[5])
 redis.call('EXPIRE', rk, ARGV[6])
 redis.call('SET', KEYS[1], id, 'EX', ARGV[6])
-redis.call('EXPIRE', KEYS[2], ARGV[6])
 return {'new', id}
 `)
 
 // Claim records r as a new queued run for r.Key unless a live run holds
 // the key, or an ended one does within cooldown. It returns the run that
-// holds the key afterwards and how the caller's signal relates to it. With
-// allowNew false it records nothing new and answers ClaimLimited where it
-// would have (the caller is out of its daily runs).
-func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, allowNew bool) (Run, Claim, error) {
+// holds the key afterwards and how the caller's signal relates to it. A
+// new run counts against r.Repo's dailyLimit runs per day (UTC); past it,
+// nothing is recorded and the answer is ClaimLimited.
+func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, dailyLimit int) (Run, Claim, error) {
 	if r.Key == "" {
 		return Run{}, "", errors.New("runs: claim without a key")
 	}
@@ -84,8 +91,8 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, allow
 		return Run{}, "", err
 	}
 	res, err := claimScript.Run(ctx, l.rdb,
-		[]string{l.pointerKey(r.Key), l.genKey(r.Key)},
-		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second), allowNew,
+		[]string{l.pointerKey(r.Key), l.genKey(r.Key), l.dailyKey(r.Repo)},
+		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second), dailyLimit,
 	).StringSlice()
 	if err != nil {
 		return Run{}, "", fmt.Errorf("runs: claim %s: %w", r.Key, err)
@@ -95,6 +102,10 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, allow
 	}
 	got, err := l.Get(ctx, res[1])
 	return got, Claim(res[0]), err
+}
+
+func (l *Ledger) dailyKey(repo string) string {
+	return l.prefix + "daily:" + strings.ToLower(repo) + ":" + l.now().UTC().Format("2006-01-02")
 }
 
 // Get reads one run.

@@ -21,11 +21,11 @@ func TestClaimLifecycle(t *testing.T) {
 	l.now = func() time.Time { return clock }
 	const key = "flaky:hexpm/hexpm:test/a_test.exs:1"
 
-	first, claim, err := l.Claim(ctx, newRun(key), time.Hour, true)
+	first, claim, err := l.Claim(ctx, newRun(key), time.Hour, 100)
 	if err != nil || claim != ClaimNew || first.ID != key+"#1" || first.State != Queued {
 		t.Fatalf("first claim: %+v %s %v", first, claim, err)
 	}
-	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour, true); claim != ClaimAttached {
+	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimAttached {
 		t.Fatalf("claim of a live key = %s", claim)
 	}
 	if _, err := l.Move(ctx, first.ID, Completed, nil); !errors.As(err, new(ErrTransition)) {
@@ -43,11 +43,11 @@ func TestClaimLifecycle(t *testing.T) {
 	}
 
 	clock = clock.Add(59 * time.Minute)
-	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour, true); claim != ClaimCooldown || got.ID != first.ID {
+	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimCooldown || got.ID != first.ID {
 		t.Fatalf("claim within cooldown = %s %s", claim, got.ID)
 	}
 	clock = clock.Add(2 * time.Minute)
-	second, claim, err := l.Claim(ctx, newRun(key), time.Hour, true)
+	second, claim, err := l.Claim(ctx, newRun(key), time.Hour, 100)
 	if err != nil || claim != ClaimNew || second.ID != key+"#2" {
 		t.Fatalf("claim after cooldown: %+v %s %v", second, claim, err)
 	}
@@ -56,10 +56,10 @@ func TestClaimLifecycle(t *testing.T) {
 	if _, err := l.Move(ctx, second.ID, Failed, func(r *Run) { r.Error = "boom" }); err != nil {
 		t.Fatal(err)
 	}
-	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour, true); claim != ClaimNew || third.ID != key+"#3" {
+	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimNew || third.ID != key+"#3" {
 		t.Fatalf("claim after failure = %s %s", claim, third.ID)
 	}
-	if _, claim, _ := l.Claim(ctx, newRun("other"), time.Hour, false); claim != ClaimLimited {
+	if _, claim, _ := l.Claim(ctx, newRun("other"), time.Hour, 0); claim != ClaimLimited {
 		t.Fatalf("claim without allowNew = %s", claim)
 	}
 	if _, err := l.BySession(ctx, "nope"); !errors.Is(err, ErrNotFound) {
@@ -77,7 +77,7 @@ func TestClaimConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, c, err := l.Claim(ctx, newRun("k"), time.Hour, true)
+			_, c, err := l.Claim(ctx, newRun("k"), time.Hour, 100)
 			if err != nil {
 				t.Error(err)
 			}
@@ -125,19 +125,25 @@ func TestSightingsCountEachOccurrenceOnce(t *testing.T) {
 func TestDailyLimit(t *testing.T) {
 	ctx := context.Background()
 	l := NewLedger(testenv.Redis(t))
-	for i := 0; i < 2; i++ {
-		if ok, err := l.TakeDailyStart(ctx, "o/r", 2); !ok || err != nil {
-			t.Fatalf("take %d: %v %v", i, ok, err)
+	claim := func(key, repo string) Claim {
+		r := newRun(key)
+		r.Repo = repo
+		_, c, err := l.Claim(ctx, r, time.Hour, 2)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return c
 	}
-	if ok, _ := l.TakeDailyStart(ctx, "o/r", 2); ok {
-		t.Fatal("third start allowed")
+	if claim("a", "o/r") != ClaimNew || claim("b", "o/r") != ClaimNew {
+		t.Fatal("first two runs refused")
 	}
-	l.ReturnDailyStart(ctx, "o/r")
-	if ok, _ := l.TakeDailyStart(ctx, "o/r", 2); !ok {
-		t.Fatal("returned start not reusable")
+	if c := claim("a", "o/r"); c != ClaimAttached {
+		t.Fatalf("attaching to a live run is %s; it must not need a run of the day", c)
 	}
-	if ok, _ := l.TakeDailyStart(ctx, "o/other", 2); !ok {
-		t.Fatal("limit shared across repositories")
+	if c := claim("c", "o/r"); c != ClaimLimited {
+		t.Fatalf("third new run = %s", c)
+	}
+	if c := claim("c", "o/other"); c != ClaimNew {
+		t.Fatalf("limit shared across repositories: %s", c)
 	}
 }

@@ -52,31 +52,3 @@ func (l *Ledger) RecordSighting(ctx context.Context, key, occurrence, commit str
 	}
 	return Sighting{Count: num(res[0]), FirstSeen: time.Unix(num(res[1]), 0).UTC(), LastSeen: time.Unix(num(res[2]), 0).UTC(), Commits: num(res[3])}, nil
 }
-
-// TakeDailyStart reserves one of a repository's limit runs for today
-// (UTC); false when the limit is reached. Give it back with
-// ReturnDailyStart when the run is not started after all.
-func (l *Ledger) TakeDailyStart(ctx context.Context, repo string, limit int) (bool, error) {
-	key := l.dailyKey(repo)
-	n, err := l.rdb.Incr(ctx, key).Result()
-	if err != nil {
-		return false, err
-	}
-	if n == 1 {
-		l.rdb.Expire(ctx, key, 48*time.Hour)
-	}
-	if n > int64(limit) {
-		l.rdb.Decr(ctx, key)
-		return false, nil
-	}
-	return true, nil
-}
-
-// ReturnDailyStart gives back a reservation of TakeDailyStart.
-func (l *Ledger) ReturnDailyStart(ctx context.Context, repo string) error {
-	return l.rdb.Decr(ctx, l.dailyKey(repo)).Err()
-}
-
-func (l *Ledger) dailyKey(repo string) string {
-	return l.prefix + "daily:" + repo + ":" + l.now().UTC().Format("2006-01-02")
-}

@@ -77,9 +77,18 @@ type Status struct {
 	Label          string   `json:"label"` // the label that starts runs, named in retry hints
 	CommentID      int64    `json:"comment_id,omitempty"`
 	CheckRunID     int64    `json:"check_run_id,omitempty"`
-	Notice         string   `json:"notice,omitempty"` // why nothing started, shown instead of runs
+	Creating       bool     `json:"creating,omitempty"` // a create was sent whose id may not be recorded
+	About          string   `json:"about,omitempty"`    // what a check run reports on, e.g. `workflow "CI"`
+	Notice         string   `json:"notice,omitempty"`   // why nothing started, shown instead of runs
 	Entries        []Entry  `json:"entries,omitempty"`
 	Rejected       []string `json:"rejected,omitempty"` // mentions that were not valid test paths, with reasons
+}
+
+// Replace sets what the subject shows to next, keeping where it is on
+// GitHub (the comment or check run, and a create under way).
+func (st *Status) Replace(next Status) {
+	next.CommentID, next.CheckRunID, next.Creating = st.CommentID, st.CheckRunID, st.Creating
+	*st = next
 }
 
 func (l *Ledger) subjectsKey(runID string) string { return l.prefix + "run:" + runID + ":subjects" }

@@ -176,7 +176,8 @@ func (c *Client) do(ctx context.Context, method, url string, body []byte, idempo
 		case resp.StatusCode == 429 || resp.StatusCode == 408 || resp.StatusCode >= 500:
 			last = &retryable{status: resp.StatusCode, after: retryAfter(resp.Header)}
 		default:
-			return &PermanentError{Status: resp.StatusCode, Detail: detail(data)}
+			// The answer may quote the request; keep the key out of errors.
+			return &PermanentError{Status: resp.StatusCode, Detail: strings.ReplaceAll(detail(data), c.cfg.APIKey, "[redacted]")}
 		}
 	}
 	return fmt.Errorf("sandbox: %s gave up after %d attempts: %w", method, c.cfg.MaxAttempts, last)

@@ -29,6 +29,10 @@ type Callback struct {
 	Result      string `json:"result,omitempty"`
 }
 
+// ErrUnknownEvent is a well-formed callback for an event pitcrew does not
+// act on; it is acknowledged, not refused, so the sender stops retrying.
+var ErrUnknownEvent = errors.New("callback has an event pitcrew does not handle:")
+
 // ParseCallback decodes and checks a callback body.
 func ParseCallback(body []byte) (Callback, error) {
 	var cb Callback
@@ -36,7 +40,7 @@ func ParseCallback(body []byte) (Callback, error) {
 		return Callback{}, fmt.Errorf("callback is not valid JSON: %w", err)
 	}
 	if cb.Event != EventRunCompleted && cb.Event != EventRunFailed {
-		return Callback{}, fmt.Errorf("callback has unknown event %q", clip(cb.Event))
+		return Callback{}, fmt.Errorf("%w %q", ErrUnknownEvent, clip(cb.Event))
 	}
 	if !ValidSessionID(cb.SessionID) {
 		return Callback{}, errors.New("callback has an invalid session_id")

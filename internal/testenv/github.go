@@ -45,10 +45,13 @@ type GitHub struct {
 	requests    []Request
 	comments    map[int64]*Comment
 	nextID      int64
-	files       map[string]string // "owner/repo:path" → content
-	repos       map[string]bool   // repositories that exist beyond those with files
-	permissions map[string]string // login → permission
-	labels      map[string]bool   // "owner/repo:name"
+	files       map[string]string           // "owner/repo:path" → content
+	repos       map[string]bool             // repositories that exist beyond those with files
+	permissions map[string]string           // login → permission
+	labels      map[string]bool             // "owner/repo:name"
+	jobs        map[string][]map[string]any // "runID/attempt" → jobs
+	jobLogs     map[int64]string
+	checkRuns   []map[string]any
 }
 
 // NewGitHub starts the fake; it stops with the test.
@@ -59,7 +62,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -78,6 +81,37 @@ func (g *GitHub) SetPermission(login, perm string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.permissions[login] = perm
+}
+
+// SetJob adds a job to an attempt of a workflow run, with its conclusion
+// and the log its download returns.
+func (g *GitHub) SetJob(runID int64, attempt int, jobID int64, name, conclusion, log string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := fmt.Sprintf("%d/%d", runID, attempt)
+	g.jobs[k] = append(g.jobs[k], map[string]any{"id": jobID, "run_id": runID, "run_attempt": attempt, "name": name, "status": "completed", "conclusion": conclusion})
+	g.jobLogs[jobID] = log
+}
+
+// AddCheckRun adds a check run made by another app (a CI) to a commit.
+func (g *GitHub) AddCheckRun(sha, name, conclusion, summary, text string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.checkRuns = append(g.checkRuns, map[string]any{"id": int64(500 + len(g.checkRuns)), "head_sha": sha, "name": name, "status": "completed",
+		"conclusion": conclusion, "app": map[string]any{"slug": "circleci-checks"}, "output": map[string]any{"title": name, "summary": summary, "text": text}})
+}
+
+// CheckRuns returns the check runs pitcrew created, as GitHub holds them.
+func (g *GitHub) CheckRuns() []map[string]any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []map[string]any
+	for _, c := range g.checkRuns {
+		if c["app"].(map[string]any)["slug"] == "pitcrew" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Requests returns the calls received so far.
@@ -128,6 +162,10 @@ func (g *GitHub) HasLabel(repo, name string) bool {
 
 func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	if strings.HasPrefix(r.URL.Path, "/_blob/job-logs/") {
+		g.serveBlob(w, r)
+		return
+	}
 	op, ok := MatchOperation(g.ops, r.Method, r.URL.Path)
 	if !ok {
 		g.t.Errorf("GitHub fake: %s %s is not an operation of GitHub's REST API (or not in testdata/openapi)", r.Method, r.URL.Path)
@@ -150,9 +188,33 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	g.requests = append(g.requests, Request{Method: r.Method, Path: r.URL.Path, Operation: op.Path, Body: body})
 	status, resp := g.handle(r.Method+" "+op.Path, p, body, r)
 	g.mu.Unlock()
+	if to, ok := resp.(redirect); ok {
+		http.Redirect(w, r, string(to), status)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+type redirect string
+
+// serveBlob serves a job log download. It is outside the API: a client
+// that sends its GitHub token there leaks it to the storage host.
+func (g *GitHub) serveBlob(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "" {
+		g.t.Errorf("GitHub fake: the log download carried an Authorization header")
+	}
+	id, _ := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, "/_blob/job-logs/"), 10, 64)
+	g.mu.Lock()
+	log, ok := g.jobLogs[id]
+	g.mu.Unlock()
+	if !ok || r.URL.Query().Get("sig") == "" {
+		http.Error(w, "AuthenticationFailed", http.StatusForbidden)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	io.WriteString(w, log)
 }
 
 func notFound() (int, any) { return http.StatusNotFound, map[string]string{"message": "Not Found"} }
@@ -219,6 +281,50 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		}
 		g.labels[repo+":"+in.Name] = true
 		return 201, map[string]any{"name": in.Name, "color": in.Color, "description": in.Description}
+	case "GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs":
+		jobs := g.jobs[p["run_id"]+"/"+p["attempt_number"]]
+		if jobs == nil {
+			jobs = []map[string]any{}
+		}
+		return 200, map[string]any{"total_count": len(jobs), "jobs": jobs}
+	case "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs":
+		id, _ := strconv.ParseInt(p["job_id"], 10, 64)
+		if _, ok := g.jobLogs[id]; !ok {
+			return notFound()
+		}
+		// GitHub answers with a redirect to a short-lived, pre-signed URL.
+		return http.StatusFound, redirect(fmt.Sprintf("%s/_blob/job-logs/%d?sig=short-lived", g.URL, id))
+	case "POST /repos/{owner}/{repo}/check-runs":
+		var in map[string]any
+		_ = json.Unmarshal(body, &in)
+		in["id"] = int64(900 + len(g.checkRuns))
+		in["app"] = map[string]any{"slug": "pitcrew"}
+		in["updates"] = 0
+		g.checkRuns = append(g.checkRuns, in)
+		return 201, in
+	case "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}":
+		id, _ := strconv.ParseInt(p["check_run_id"], 10, 64)
+		for _, c := range g.checkRuns {
+			if c["id"] == id {
+				var in map[string]any
+				_ = json.Unmarshal(body, &in)
+				for k, v := range in {
+					c[k] = v
+				}
+				c["updates"] = c["updates"].(int) + 1
+				return 200, c
+			}
+		}
+		return notFound()
+	case "GET /repos/{owner}/{repo}/commits/{ref}/check-runs":
+		q := r.URL.Query()
+		out := []map[string]any{}
+		for _, c := range g.checkRuns {
+			if (c["head_sha"] == p["ref"]) && (q.Get("check_name") == "" || c["name"] == q.Get("check_name")) {
+				out = append(out, c)
+			}
+		}
+		return 200, map[string]any{"total_count": len(out), "check_runs": out}
 	}
 	g.t.Errorf("GitHub fake: %s is valid but not implemented by the fake", op)
 	return 501, map[string]string{"message": "not implemented by the fake"}

@@ -106,8 +106,10 @@ func (s *Sandbox) Callback(t testing.TB, url, secret, event, sessionID string) i
 }
 
 func (s *Sandbox) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "Bearer "+s.APIKey {
-		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+	if auth := r.Header.Get("Authorization"); auth != "Bearer "+s.APIKey {
+		// Like many APIs, echo what was sent: a client that puts the answer
+		// in its errors would then leak its key.
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": "invalid credentials: " + auth})
 		return
 	}
 	prefix := "/o/" + s.Org + "/sessions"

@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// maxCheckSummary is GitHub's limit on a check run's summary.
+const maxCheckSummary = 65535
+
+// RenderCheckRun writes the title and Markdown summary of the check run
+// that reports a CI run's flaky tests: per test, its name and module, the
+// failed attempt's seed and first failure lines, how often it has flaked,
+// and its fix run.
+func RenderCheckRun(st runs.Status, byID map[string]runs.Run, now time.Time) (title, summary string) {
+	var b strings.Builder
+	if len(st.Entries) == 0 {
+		title = "No flaky test found"
+		b.WriteString(st.Notice + "\n")
+		return title, b.String()
+	}
+	started := 0
+	for _, e := range st.Entries {
+		if e.Relation == runs.ClaimNew {
+			started++
+		}
+	}
+	title = fmt.Sprintf("%d flaky %s, %d new fix %s", len(st.Entries), plural(len(st.Entries), "test", "tests"), started, plural(started, "run", "runs"))
+	fmt.Fprintf(&b, "These tests failed in an earlier attempt of %s on this commit and passed on re-run. pitcrew sends an agent to fix each one; this check never blocks a merge.\n", st.About)
+	for _, e := range st.Entries {
+		fmt.Fprintf(&b, "\n### `%s`\n", e.Test)
+		if e.Name != "" {
+			fmt.Fprintf(&b, "%s (`%s`)", e.Name, e.Module)
+		}
+		if e.Seed != nil {
+			fmt.Fprintf(&b, " · seed `%d`", *e.Seed)
+		}
+		fmt.Fprintf(&b, " · seen flaking %d %s\n", e.Sightings, plural(int(e.Sightings), "time", "times"))
+		if len(e.Excerpt) > 0 {
+			b.WriteString("\n```\n")
+			for _, l := range e.Excerpt {
+				b.WriteString(strings.ReplaceAll(l, "```", "'''") + "\n")
+			}
+			b.WriteString("```\n")
+		}
+		b.WriteString("\nFix: ")
+		if r, ok := byID[e.RunID]; ok {
+			b.WriteString(describeRun(e, r, st.Label, now) + "\n")
+		} else if e.Note != "" {
+			b.WriteString(e.Note + ".\n")
+		} else {
+			b.WriteString("the run record has expired.\n")
+		}
+	}
+	return title, clipMarkdown(b.String(), maxCheckSummary)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

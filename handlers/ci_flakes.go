@@ -1,0 +1,93 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// ciSignal is a CI run that failed and then passed on re-run.
+type ciSignal struct {
+	InstallationID int64
+	Delivery       string
+	Subject        runs.Subject // the check run that reports on it
+	What           string       // e.g. `workflow "CI"`, for the check run's text
+}
+
+// ciLog is what one failed job's log held.
+type ciLog struct {
+	Occurrence string // identifies the failed attempt, so a sighting counts once
+	Job        string
+	Report     exunit.Report
+}
+
+// ciConfig loads the repository configuration for a CI signal. A broken
+// file has no issue to be reported on, so it is logged and the signal
+// dropped.
+func (b *Base) ciConfig(ctx context.Context, gh GitHub, repo Repo) (cfg RepoConfig, proceed bool, err error) {
+	cfg, err = b.loadRepoConfig(ctx, gh, repo)
+	var cfgErr *ConfigError
+	if errors.As(err, &cfgErr) {
+		logFor(ctx).Warn().Err(err).Msg("ignoring a rerun that passed: the repository configuration is invalid")
+		return cfg, false, nil
+	}
+	if err != nil {
+		return cfg, false, err
+	}
+	return cfg, cfg.Flaky.Enabled, nil
+}
+
+// reportCIFlakes turns the failures in the failed attempts' logs into fix
+// runs, one per test (shared with any other signal about the test), counts
+// each sighting, and writes the check run.
+func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs []ciLog, cfg RepoConfig) error {
+	var entries []runs.Entry
+	seen := map[exunit.TestRef]bool{}
+	compileErrors, unlocated := 0, 0
+	for _, l := range logs {
+		if l.Report.CompileErrorOnly() {
+			compileErrors++
+		}
+		for _, f := range l.Report.Failures {
+			ref, ok := f.Ref()
+			if !ok {
+				unlocated++
+				continue
+			}
+			if seen[ref] {
+				continue
+			}
+			seen[ref] = true
+			sighting, err := b.Ledger.RecordSighting(ctx, FlakyKey(sig.Subject.Repo, ref), l.Occurrence, sig.Subject.Commit)
+			if err != nil {
+				return err
+			}
+			entry, _, err := b.claimFix(ctx, fixRequest{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg})
+			if err != nil {
+				return err
+			}
+			entry.Name, entry.Module = prompts.PlainLine(f.Test, 200), prompts.PlainLine(f.Module, 200)
+			entry.Seed = l.Report.Runs[f.Invocation].Seed
+			entry.Excerpt = f.Message
+			entry.Sightings = sighting.Count
+			entries = append(entries, entry)
+		}
+	}
+	notice := ""
+	switch {
+	case len(entries) > 0:
+	case compileErrors > 0:
+		notice = "The failed attempt did not compile, so no test ran: that is a broken build, not a flaky test. No fix was started."
+	case unlocated > 0:
+		notice = "The failed attempt's only ExUnit failures have no test line (a failing `setup_all`), so there is no test to fix. No fix was started."
+	default:
+		notice = "The failed attempt's logs show no ExUnit test failures: the failure was probably in the infrastructure (a timeout, a runner or network error). No fix was started."
+	}
+	logFor(ctx).Info().Int("tests", len(entries)).Int("logs", len(logs)).Msg("read the failed attempts")
+	return b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
+		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: cfg.Flaky.Label, Notice: notice, Entries: entries, About: sig.What})
+	})
+}

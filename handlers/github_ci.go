@@ -1,0 +1,114 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// The GitHub calls of the CI signals: workflow jobs and their logs, check
+// runs.
+
+func (g *restGitHub) FailedJobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error) {
+	var out []Job
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		jobs, resp, err := g.c.Actions.ListWorkflowJobsAttempt(ctx, repo.Owner, repo.Name, runID, int64(attempt), opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing jobs of run %d attempt %d: %w", runID, attempt, err)
+		}
+		for _, j := range jobs.Jobs {
+			if j.GetConclusion() == "failure" {
+				out = append(out, Job{ID: j.GetID(), Name: j.GetName()})
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *restGitHub) JobLog(ctx context.Context, repo Repo, jobID int64) (io.ReadCloser, error) {
+	u, _, err := g.c.Actions.GetWorkflowJobLogs(ctx, repo.Owner, repo.Name, jobID, 0)
+	if err != nil {
+		return nil, fmt.Errorf("locating the log of job %d: %w", jobID, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := g.download.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("downloading the log of job %d: %w", jobID, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("downloading the log of job %d: %s", jobID, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+func (g *restGitHub) FailedCheckRuns(ctx context.Context, repo Repo, ref, name string) ([]FailedCheck, error) {
+	all := "all"
+	res, _, err := g.c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, ref, &github.ListCheckRunsOptions{
+		CheckName: &name, Filter: &all, ListOptions: github.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing check runs %q on %s: %w", name, ref, err)
+	}
+	var out []FailedCheck
+	for _, c := range res.CheckRuns {
+		if c.GetConclusion() == "failure" {
+			o := c.GetOutput()
+			out = append(out, FailedCheck{ID: c.GetID(), Text: o.GetSummary() + "\n" + o.GetText()})
+		}
+	}
+	return out, nil
+}
+
+func (g *restGitHub) CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error) {
+	completed, neutral := "completed", "neutral"
+	opts := github.CreateCheckRunOptions{
+		Name: out.Name, HeadSHA: sha, ExternalID: &out.ExternalID, Status: &completed, Conclusion: &neutral,
+		CompletedAt: &github.Timestamp{Time: time.Now()},
+		Output:      &github.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
+	}
+	if out.DetailsURL != "" {
+		opts.DetailsURL = &out.DetailsURL
+	}
+	c, _, err := g.c.Checks.CreateCheckRun(ctx, repo.Owner, repo.Name, opts)
+	if err != nil {
+		return 0, fmt.Errorf("creating check run on %s: %w", sha, err)
+	}
+	return c.GetID(), nil
+}
+
+func (g *restGitHub) UpdateCheckRun(ctx context.Context, repo Repo, id int64, out CheckOutput) error {
+	_, _, err := g.c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, github.UpdateCheckRunOptions{
+		Name: out.Name, Output: &github.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
+	})
+	if err != nil {
+		return fmt.Errorf("updating check run %d: %w", id, err)
+	}
+	return nil
+}
+
+func (g *restGitHub) FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error) {
+	res, _, err := g.c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, &github.ListCheckRunsOptions{
+		CheckName: &name, ListOptions: github.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("listing check runs on %s: %w", sha, err)
+	}
+	for _, c := range res.CheckRuns {
+		if c.GetExternalID() == externalID && c.GetApp().GetSlug() != "" {
+			return c.GetID(), nil
+		}
+	}
+	return 0, nil
+}
