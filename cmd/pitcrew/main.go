@@ -25,8 +25,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
-		os.Exit(healthcheck(os.Getenv("PITCREW_ADDR")))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "healthcheck":
+			os.Exit(healthcheck(os.Getenv("PITCREW_ADDR")))
+		case "exunit":
+			os.Exit(exunitCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		}
 	}
 	configFile := flag.String("config", "", "optional YAML file setting the same keys as the environment")
 	flag.Parse()

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -86,5 +88,32 @@ func TestRunFailsFastOnBadKey(t *testing.T) {
 	err := run(context.Background(), cfg, zerolog.Nop())
 	if err == nil || strings.Contains(err.Error(), "not a key") {
 		t.Fatalf("run = %v", err)
+	}
+}
+
+func TestExunitCommand(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := exunitCommand([]string{"../../exunit/testdata/logs/gha_fail_seed_1.txt"}, nil, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var rep struct {
+		Runs     []struct{ Seed int64 }
+		Failures []struct {
+			File, Test, Module string
+			Line               int
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Seed != 1 || len(rep.Failures) != 1 || rep.Failures[0].File != "test/racy_b_test.exs" || rep.Failures[0].Line != 25 {
+		t.Fatalf("%s", out.String())
+	}
+	out.Reset()
+	if code := exunitCommand(nil, strings.NewReader("== Compilation error in file lib/a.ex ==\n"), &out, &errs); code != 0 || !strings.Contains(out.String(), `"compile_error": true`) {
+		t.Fatalf("stdin: %d %s", code, out.String())
+	}
+	if code := exunitCommand([]string{"/nonexistent"}, nil, &out, &errs); code != 1 {
+		t.Fatalf("missing file: exit %d", code)
 	}
 }

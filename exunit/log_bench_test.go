@@ -1,0 +1,91 @@
+package exunit
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// bigLog builds a ~50 MB log from real outputs repeated, the size of a
+// long CI job's log.
+func bigLog(tb testing.TB) []byte {
+	var parts [][]byte
+	for _, name := range []string{"gha_fail_seed_1.txt", "fail_seed_33.txt", "gha_color_fail_seed_1.txt", "trace_doctest_fail_seed_7.txt", "pass_seed_2.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata/logs", name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		parts = append(parts, b)
+	}
+	unit := bytes.Join(parts, nil)
+	return bytes.Repeat(unit, 50<<20/len(unit)+1)
+}
+
+// BenchmarkParseLog reports the parser's throughput (MB/s) and
+// allocations on a 50 MB log; BenchmarkGrepCount is the baseline beside it:
+// `grep -c` counting failure headers in the same file.
+//
+//	go test ./exunit -run '^$' -bench 'ParseLog|GrepCount' -benchmem
+func BenchmarkParseLog(b *testing.B) {
+	data := bigLog(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := ParseLog(bytes.NewReader(data))
+		if err != nil || len(rep.Failures) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGrepCount(b *testing.B) {
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		b.Skip("no grep")
+	}
+	data := bigLog(b)
+	file := filepath.Join(b.TempDir(), "big.log")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if out, err := exec.Command(grep, "-c", `^ *[0-9]*) test `, file).Output(); err != nil || len(out) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func FuzzParseLog(f *testing.F) {
+	for _, name := range []string{"fail_seed_33.txt", "gha_color_fail_seed_1.txt", "setup_all_and_test_fail_seed_1.txt", "umbrella_fail.txt", "compile_error_test_file.txt", "handmade_cr_overwrite.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata/logs", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, log []byte) {
+		rep, err := ParseLog(bytes.NewReader(log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Failures) > MaxFailures {
+			t.Fatalf("%d failures kept", len(rep.Failures))
+		}
+		for _, f := range rep.Failures {
+			if f.Invocation < 0 || f.Invocation >= len(rep.Runs) || len(f.Message) > MaxMessageLines {
+				t.Fatalf("bad failure %+v with %d runs", f, len(rep.Runs))
+			}
+		}
+		for _, f := range rep.Flaky() {
+			if _, err := ParseTestRef(f.File + ":" + strconv.Itoa(f.Line)); err != nil {
+				t.Fatalf("flaky candidate with an invalid reference: %+v", f)
+			}
+		}
+	})
+}
