@@ -51,12 +51,9 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 		if l.Report.CompileErrorOnly() {
 			compileErrors++
 		}
-		for _, f := range l.Report.Failures {
-			ref, ok := f.Ref()
-			if !ok {
-				unlocated++
-				continue
-			}
+		unlocated += len(l.Report.Failures) - len(l.Report.Flaky())
+		for _, f := range l.Report.Flaky() {
+			ref, _ := f.Ref()
 			if seen[ref] {
 				continue
 			}
@@ -82,7 +79,7 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 	case compileErrors > 0:
 		notice = "The failed attempt did not compile, so no test ran: that is a broken build, not a flaky test. No fix was started."
 	case unlocated > 0:
-		notice = "The failed attempt's only ExUnit failures have no test line (a failing `setup_all`), so there is no test to fix. No fix was started."
+		notice = "The failed attempt's only ExUnit failures name no test line (a failing `setup_all`, or a run that then failed to compile), so there is no test to fix. No fix was started."
 	default:
 		notice = "The failed attempt's logs show no ExUnit test failures: the failure was probably in the infrastructure (a timeout, a runner or network error). No fix was started."
 	}

@@ -105,12 +105,16 @@ func (g *GitHub) AddCheckRun(sha, name, conclusion, summary, text string) {
 func (g *GitHub) CheckRuns() []map[string]any {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var out []map[string]any
+	var mine []map[string]any
 	for _, c := range g.checkRuns {
 		if c["app"].(map[string]any)["slug"] == "pitcrew" {
-			out = append(out, c)
+			mine = append(mine, c)
 		}
 	}
+	// A deep copy: the server goes on changing its own.
+	var out []map[string]any
+	b, _ := json.Marshal(mine)
+	_ = json.Unmarshal(b, &out)
 	return out
 }
 

@@ -1,0 +1,89 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// CheckRun handles CIs that report through the Checks API rather than
+// GitHub Actions: a check run that passed on a commit where an earlier run
+// of the same name failed is a rerun that passed; the failed run's output
+// is its log.
+type CheckRun struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *CheckRun) Handles() []string { return []string{"check_run"} }
+
+// PassedCheck is a successful check run of another app.
+type PassedCheck struct {
+	InstallationID int64
+	Repo           Repo
+	ID             int64
+	Name           string
+	HeadSHA        string
+}
+
+// ParsePassedCheck reads a check_run event; ok is false unless it is a
+// completed, successful check run of a CI other than GitHub Actions (whose
+// reruns arrive as workflow_run) and other than pitcrew itself.
+func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, err error) {
+	var raw github.CheckRunEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return PassedCheck{}, false, fmt.Errorf("decoding check_run event: %w", err)
+	}
+	c := raw.GetCheckRun()
+	slug := c.GetApp().GetSlug()
+	if raw.GetAction() != "completed" || c.GetConclusion() != "success" || raw.GetInstallation().GetID() <= 0 ||
+		slug == "github-actions" || slug == appSlug || c.GetName() == CheckRunName || c.GetName() == "" || !validSHA(c.GetHeadSHA()) {
+		return PassedCheck{}, false, nil
+	}
+	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return PassedCheck{}, false, err
+	}
+	return PassedCheck{InstallationID: raw.GetInstallation().GetID(), Repo: repo, ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA()}, true, nil
+}
+
+// Handle implements githubapp.EventHandler.
+func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
+	ev, ok, err := ParsePassedCheck(payload, h.AppSlug)
+	if err != nil {
+		return permanent(err)
+	}
+	if !ok {
+		return nil
+	}
+	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Int64("check_run", ev.ID).Logger().WithContext(ctx)
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	// Most passing checks passed the first time: look for a failed one
+	// before spending calls on the configuration.
+	failed, err := gh.FailedCheckRuns(ctx, ev.Repo, ev.HeadSHA, ev.Name)
+	if err != nil || len(failed) == 0 {
+		return err
+	}
+	cfg, proceed, err := h.ciConfig(ctx, gh, ev.Repo)
+	if !proceed {
+		return err
+	}
+	var logs []ciLog
+	for _, f := range failed {
+		rep, err := exunit.ParseLog(strings.NewReader(f.Text))
+		if err != nil {
+			return err
+		}
+		logs = append(logs, ciLog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep})
+	}
+	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
+	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: "check " + strconv.Quote(ev.Name)}, logs, cfg)
+}
