@@ -84,6 +84,14 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 		notice = "The failed attempt's logs show no ExUnit test failures: the failure was probably in the infrastructure (a timeout, a runner or network error). No fix was started."
 	}
 	logFor(ctx).Info().Int("tests", len(entries)).Int("logs", len(logs)).Msg("read the failed attempts")
+	if cfg.Flaky.TrackIssues {
+		repo, _ := ParseRepo(sig.Subject.Repo)
+		for _, e := range entries {
+			if err := b.trackIssue(ctx, gh, repo, e, cfg, sig.Subject.Commit); err != nil {
+				return err
+			}
+		}
+	}
 	return b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: cfg.Flaky.Label, Notice: notice, Entries: entries, About: sig.What})
 	})

@@ -47,6 +47,11 @@ type GitHub interface {
 	// CreateLabel creates a label; created is false if it already existed.
 	CreateLabel(ctx context.Context, repo Repo, name, color, description string) (created bool, err error)
 
+	// CreateIssue opens an issue with labels and returns its number.
+	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error)
+	// EditIssueBody replaces an issue's body.
+	EditIssueBody(ctx context.Context, repo Repo, number int, body string) error
+
 	// FailedJobs lists the jobs of one attempt of a workflow run that failed.
 	FailedJobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error)
 	// JobLog opens a job's log, following GitHub's redirect to the
@@ -187,4 +192,20 @@ func (g *restGitHub) CreateLabel(ctx context.Context, repo Repo, name, color, de
 func isStatus(err error, code int) bool {
 	var e *github.ErrorResponse
 	return errors.As(err, &e) && e.Response != nil && e.Response.StatusCode == code
+}
+
+func (g *restGitHub) CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error) {
+	is, _, err := g.c.Issues.Create(ctx, repo.Owner, repo.Name, &github.IssueRequest{Title: &title, Body: &body, Labels: &labels})
+	if err != nil {
+		return 0, fmt.Errorf("opening an issue in %s: %w", repo, err)
+	}
+	return is.GetNumber(), nil
+}
+
+func (g *restGitHub) EditIssueBody(ctx context.Context, repo Repo, number int, body string) error {
+	_, _, err := g.c.Issues.Edit(ctx, repo.Owner, repo.Name, number, &github.IssueRequest{Body: &body})
+	if err != nil {
+		return fmt.Errorf("editing %s#%d: %w", repo, number, err)
+	}
+	return nil
 }

@@ -23,9 +23,9 @@ const maxRejectedShown = 20
 
 // FlakyKey is the idempotency key of a flaky test: the repository (GitHub
 // names are case-insensitive) and the test's file:line.
-func FlakyKey(repo string, ref exunit.TestRef) string {
-	return "flaky:" + strings.ToLower(repo) + ":" + ref.String()
-}
+func FlakyKey(repo string, ref exunit.TestRef) string { return flakyKeyOf(repo, ref.String()) }
+
+func flakyKeyOf(repo, test string) string { return "flaky:" + strings.ToLower(repo) + ":" + test }
 
 // Handle implements githubapp.EventHandler.
 func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {

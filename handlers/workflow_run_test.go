@@ -170,3 +170,29 @@ func TestCheckRunCIThatPassedOnRerun(t *testing.T) {
 		t.Fatalf("%d calls for a first-time pass", calls)
 	}
 }
+
+func TestTrackingIssuesAttachToTheSameRun(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  track_issues: true\n")
+	h.gh.SetJob(111, 1, 11, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 111, headSHA))
+	h.eventually("the tracking issue", func() bool { return len(h.gh.Issues()) == 1 })
+	var number int
+	for n, is := range h.gh.Issues() {
+		number = n
+		if is["title"] != "Flaky test: test/racy_b_test.exs:25" || !strings.Contains(is["body"].(string), "Seen flaking: 1 time") || is["labels"].([]any)[0].(map[string]any)["name"] != "flaky" {
+			t.Fatalf("issue %v", is)
+		}
+	}
+	// GitHub then sends the label event of pitcrew's own bot: it attaches.
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "pitcrew[bot]", number, "Flaky test: test/racy_b_test.exs:25", h.gh.Issues()[number]["body"].(string)))
+	h.eventually("the tracking issue's status", h.commentContains(number, "already being fixed"))
+
+	// The next sighting updates the same issue.
+	h.gh.SetJob(222, 1, 21, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 222, strings.Repeat("c", 40)))
+	h.eventually("the issue updated", func() bool { return strings.Contains(h.gh.Issues()[number]["body"].(string), "Seen flaking: 2 times") })
+	if len(h.gh.Issues()) != 1 || h.sandbox.SessionCount() != 1 {
+		t.Fatalf("%d issues, %d sessions", len(h.gh.Issues()), h.sandbox.SessionCount())
+	}
+}

@@ -52,6 +52,7 @@ type GitHub struct {
 	jobs        map[string][]map[string]any // "runID/attempt" → jobs
 	jobLogs     map[int64]string
 	checkRuns   []map[string]any
+	issues      map[int]map[string]any
 }
 
 // NewGitHub starts the fake; it stops with the test.
@@ -62,7 +63,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -99,6 +100,16 @@ func (g *GitHub) AddCheckRun(sha, name, conclusion, summary, text string) {
 	defer g.mu.Unlock()
 	g.checkRuns = append(g.checkRuns, map[string]any{"id": int64(500 + len(g.checkRuns)), "head_sha": sha, "name": name, "status": "completed",
 		"conclusion": conclusion, "app": map[string]any{"slug": "circleci-checks"}, "output": map[string]any{"title": name, "summary": summary, "text": text}})
+}
+
+// Issues returns the issues pitcrew opened, by number (deep copies).
+func (g *GitHub) Issues() map[int]map[string]any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[int]map[string]any{}
+	b, _ := json.Marshal(g.issues)
+	_ = json.Unmarshal(b, &out)
+	return out
 }
 
 // CheckRuns returns the check runs pitcrew created, as GitHub holds them.
@@ -285,6 +296,30 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		}
 		g.labels[repo+":"+in.Name] = true
 		return 201, map[string]any{"name": in.Name, "color": in.Color, "description": in.Description}
+	case "POST /repos/{owner}/{repo}/issues":
+		var in map[string]any
+		_ = json.Unmarshal(body, &in)
+		in["number"] = 500 + len(g.issues)
+		in["repo"] = repo
+		var labels []any
+		for _, l := range in["labels"].([]any) {
+			labels = append(labels, map[string]any{"name": l})
+		}
+		in["labels"] = labels
+		g.issues[in["number"].(int)] = in
+		return 201, in
+	case "PATCH /repos/{owner}/{repo}/issues/{issue_number}":
+		n, _ := strconv.Atoi(p["issue_number"])
+		is, ok := g.issues[n]
+		if !ok {
+			return notFound()
+		}
+		var in map[string]any
+		_ = json.Unmarshal(body, &in)
+		for k, v := range in {
+			is[k] = v
+		}
+		return 200, is
 	case "GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs":
 		jobs := g.jobs[p["run_id"]+"/"+p["attempt_number"]]
 		if jobs == nil {

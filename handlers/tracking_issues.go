@@ -1,0 +1,45 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// trackIssue opens, or updates, the one issue that holds the history of a
+// test seen flaking in CI (flaky.track_issues). It is opened with the flaky
+// label, so pitcrew's own label event attaches it to the test's run like
+// any other report of the test.
+func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entry, cfg RepoConfig, commit string) error {
+	key := flakyKeyOf(repo.String(), e.Test)
+	body := trackingBody(e, commit)
+	n, exists, err := b.Ledger.TrackingIssue(ctx, key)
+	switch {
+	case err != nil:
+		return err
+	case exists && n > 0:
+		return gh.EditIssueBody(ctx, repo, n, body)
+	case exists:
+		return nil // being opened by another worker
+	}
+	n, err = gh.CreateIssue(ctx, repo, "Flaky test: "+e.Test, body, []string{cfg.Flaky.Label})
+	if err != nil {
+		// The issue may exist even so (a timeout after GitHub made it): keep
+		// the claim until it expires rather than risk opening a second one.
+		return err
+	}
+	return b.Ledger.SetTrackingIssue(context.WithoutCancel(ctx), key, n)
+}
+
+func trackingBody(e runs.Entry, commit string) string {
+	b := fmt.Sprintf("pitcrew saw this test fail in CI and pass on re-run.\n\n- Test: `%s`", e.Test)
+	if e.Name != "" {
+		b += fmt.Sprintf("\n- Name: %s (`%s`)", e.Name, e.Module)
+	}
+	b += fmt.Sprintf("\n- Seen flaking: %d %s, most recently on %s", e.Sightings, plural(int(e.Sightings), "time", "times"), commit)
+	if e.Seed != nil {
+		b += fmt.Sprintf(" with seed `%d`", *e.Seed)
+	}
+	return b + "\n\nThe fix run's progress is in pitcrew's comment below and in the `" + CheckRunName + "` check run of each commit.\n"
+}
