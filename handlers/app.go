@@ -76,7 +76,7 @@ func NewApp(o Options) (*App, error) {
 		Queue: queue, PollEvery: o.PollEvery, MaxRunAge: o.MaxRunAge}
 
 	worker := NewDeliveryWorker(o.Redis,
-		&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &Installation{base}, &InstallationRepositories{base})
+		&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base}, &Push{base}, &Installation{base}, &InstallationRepositories{base})
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {

@@ -20,6 +20,7 @@ import (
 type Sandbox interface {
 	Start(ctx context.Context, idempotencyKey, prompt, repoURL string, connections []string) (sandbox.Session, error)
 	Get(ctx context.Context, id string) (sandbox.Session, error)
+	Download(ctx context.Context, artifactURL string) ([]byte, error)
 }
 
 // Base holds what every handler shares.

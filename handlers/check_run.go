@@ -72,7 +72,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	if err != nil || len(failed) == 0 {
 		return err
 	}
-	cfg, proceed, err := h.ciConfig(ctx, gh, ev.Repo)
+	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)
 	if !proceed {
 		return err
 	}

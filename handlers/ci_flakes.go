@@ -24,21 +24,23 @@ type ciLog struct {
 	Report     exunit.Report
 }
 
-// ciConfig loads the repository configuration for a CI signal. A broken
-// file has no issue to be reported on, so it is logged and the signal
-// dropped.
-func (b *Base) ciConfig(ctx context.Context, gh GitHub, repo Repo) (cfg RepoConfig, proceed bool, err error) {
+// jobConfig loads the repository configuration for a signal that has no
+// issue to report a broken file on: it is logged and the signal dropped.
+// proceed is false as well when enabled says the job is off.
+func (b *Base) jobConfig(ctx context.Context, gh GitHub, repo Repo, enabled func(RepoConfig) bool) (cfg RepoConfig, proceed bool, err error) {
 	cfg, err = b.loadRepoConfig(ctx, gh, repo)
 	var cfgErr *ConfigError
 	if errors.As(err, &cfgErr) {
-		logFor(ctx).Warn().Err(err).Msg("ignoring a rerun that passed: the repository configuration is invalid")
+		logFor(ctx).Warn().Err(err).Msg("ignoring the event: the repository configuration is invalid")
 		return cfg, false, nil
 	}
 	if err != nil {
 		return cfg, false, err
 	}
-	return cfg, cfg.Flaky.Enabled, nil
+	return cfg, enabled(cfg), nil
 }
+
+func flakyEnabled(c RepoConfig) bool { return c.Flaky.Enabled }
 
 // reportCIFlakes turns the failures in the failed attempts' logs into fix
 // runs, one per test (shared with any other signal about the test), counts

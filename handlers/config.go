@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -19,8 +21,17 @@ const DefaultFlakyLabel = "flaky"
 type RepoConfig struct {
 	// DailyLimit is how many runs pitcrew may start in the repository per
 	// day (UTC), all jobs together.
-	DailyLimit int         `yaml:"daily_limit"`
-	Flaky      FlakyConfig `yaml:"flaky"`
+	DailyLimit int             `yaml:"daily_limit"`
+	Flaky      FlakyConfig     `yaml:"flaky"`
+	Migrations MigrationConfig `yaml:"migrations"`
+}
+
+// MigrationConfig configures the slow-query report after merged migrations.
+type MigrationConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// Paths are the migration directories, as path.Match patterns ending in
+	// "migrations/" ("*" matches one directory name).
+	Paths []string `yaml:"paths"`
 }
 
 // FlakyConfig configures the flaky-test job.
@@ -36,7 +47,11 @@ type FlakyConfig struct {
 
 // DefaultRepoConfig is what applies where the file says nothing.
 func DefaultRepoConfig() RepoConfig {
-	return RepoConfig{DailyLimit: 5, Flaky: FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour}}
+	return RepoConfig{
+		DailyLimit: 5,
+		Flaky:      FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour},
+		Migrations: MigrationConfig{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}},
+	}
 }
 
 // ConfigError is a configuration file that could not be used. It is shown
@@ -75,6 +90,13 @@ func ParseRepoConfig(content []byte) (RepoConfig, error) {
 		return RepoConfig{}, errors.New("flaky.verify_runs must be between 1 and 500")
 	case f.Cooldown < 0 || f.Cooldown > 30*24*time.Hour:
 		return RepoConfig{}, errors.New("flaky.cooldown must be between 0s and 720h")
+	case len(cfg.Migrations.Paths) == 0 || len(cfg.Migrations.Paths) > 20:
+		return RepoConfig{}, errors.New("migrations.paths must list 1 to 20 directories")
+	}
+	for _, p := range cfg.Migrations.Paths {
+		if _, err := path.Match(p, ""); err != nil || !strings.HasSuffix(p, "migrations/") || strings.HasPrefix(p, "/") {
+			return RepoConfig{}, fmt.Errorf("migrations.paths: %q must be a relative directory pattern ending in migrations/", p)
+		}
 	}
 	return cfg, nil
 }

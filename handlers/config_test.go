@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -8,7 +9,7 @@ import (
 
 func TestParseRepoConfig(t *testing.T) {
 	cfg, err := ParseRepoConfig(nil)
-	if err != nil || cfg != DefaultRepoConfig() {
+	if err != nil || !reflect.DeepEqual(cfg, DefaultRepoConfig()) {
 		t.Fatalf("empty file: %+v %v", cfg, err)
 	}
 	cfg, err = ParseRepoConfig([]byte("flaky:\n  label: flaky-test\n  cooldown: 2h\n"))
@@ -22,6 +23,8 @@ func TestParseRepoConfig(t *testing.T) {
 		{"flaky:\n  cooldown: forever\n", "cannot unmarshal"},
 		{"flaky: [\n", "did not find expected"},
 		{"flaky:\n  label: \"\"\n", "flaky.label"},
+		{"migrations:\n  paths: [db/]\n", "ending in migrations/"},
+		{"migrations:\n  paths: []\n", "1 to 20"},
 	} {
 		_, err := ParseRepoConfig([]byte(bad.file))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

@@ -17,49 +17,45 @@ import (
 // takes it over (its own task retried for longer than that, or gave up).
 const abandonedAfter = 15 * time.Minute
 
-// fixRequest is one flaky test a signal (a label, a rerun that passed)
-// asks pitcrew to fix.
-type fixRequest struct {
-	InstallationID int64
-	Delivery       string
-	Subject        runs.Subject // where the signal's answer is shown
-	Ref            exunit.TestRef
-	Config         RepoConfig
+// runRequest is a signal asking for a run of any job.
+type runRequest struct {
+	Run         runs.Run     // Key, Kind, InstallationID, Repo, Issue and the job's own fields
+	Subject     runs.Subject // where the signal's answer is shown
+	Cooldown    time.Duration
+	DailyLimit  int
+	Prompt      func() (string, error)
+	Connections []string // sandbox connections, e.g. "datadog"
 }
 
-// claimFix finds or records the run for one test, within the repository's
-// daily limit, subscribes the subject to it and, if this signal owns it,
-// starts its session; started reports whether it did.
-func (b *Base) claimFix(ctx context.Context, req fixRequest) (entry runs.Entry, started bool, err error) {
-	repo := req.Subject.Repo
-	key := FlakyKey(repo, req.Ref)
-	entry = runs.Entry{Test: req.Ref.String(), Cooldown: req.Config.Flaky.Cooldown}
-	run, claim, err := b.Ledger.Claim(ctx, runs.Run{
-		Key: key, Kind: runs.KindFlaky, InstallationID: req.InstallationID,
-		Repo: repo, Issue: req.Subject.Issue, Test: req.Ref.String(), Delivery: req.Delivery,
-	}, req.Config.Flaky.Cooldown, req.Config.DailyLimit)
+// claimRun finds or records the run for the request's key, within the
+// repository's daily limit, subscribes the subject to it and, if this
+// signal owns it, starts its session; started reports whether it did.
+func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, started bool, err error) {
+	kind := string(req.Run.Kind)
+	entry = runs.Entry{Cooldown: req.Cooldown}
+	run, claim, err := b.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit)
 	if err != nil {
 		return entry, false, err
 	}
 	entry.Relation = claim
 	if claim == runs.ClaimLimited {
-		b.Metrics.Runs.WithLabelValues(string(runs.KindFlaky), string(claim)).Inc()
-		entry.Note = fmt.Sprintf("not started: the daily limit of %d runs for this repository is reached", req.Config.DailyLimit)
+		b.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
+		entry.Note = fmt.Sprintf("not started: the daily limit of %d runs for this repository is reached", req.DailyLimit)
 		return entry, false, nil
 	}
 	// The signal that started a run stays its owner: a retried task, or the
 	// label added again to the same issue, is not "attached to another run".
 	// A run left queued by a task that gave up is taken over by the next
 	// signal; the run's idempotency key keeps that to one session.
-	owner := run.Delivery == req.Delivery || (req.Subject.Issue != 0 && run.Repo == repo && run.Issue == req.Subject.Issue)
+	owner := run.Delivery == req.Run.Delivery || (req.Subject.Issue != 0 && run.Repo == req.Run.Repo && run.Issue == req.Subject.Issue)
 	abandoned := run.State == runs.Queued && b.now().Sub(run.CreatedAt) > abandonedAfter
 	if claim == runs.ClaimAttached && (owner || abandoned) {
 		entry.Relation = runs.ClaimNew
 	} else {
-		b.Metrics.Runs.WithLabelValues(string(runs.KindFlaky), string(claim)).Inc()
+		b.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
 	}
 	entry.RunID = run.ID
-	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", key).Str("claim", string(entry.Relation)).Logger()
+	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("claim", string(entry.Relation)).Logger()
 	log.Info().Msg("claimed run")
 	if err := b.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
 		return entry, false, err
@@ -68,11 +64,11 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (entry runs.Entry, 
 		return entry, false, nil
 	}
 
-	prompt, err := prompts.Flaky(prompts.FlakyInput{Repo: repo, Issue: req.Subject.Issue, Test: req.Ref, VerifyRuns: req.Config.Flaky.VerifyRuns})
+	prompt, err := req.Prompt()
 	if err != nil {
-		return entry, false, b.failRun(ctx, run.ID, "pitcrew could not write the agent's instructions")
+		return entry, false, b.failRun(ctx, run, "pitcrew could not write the agent's instructions")
 	}
-	ses, err := b.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+repo, nil)
+	ses, err := b.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, req.Connections)
 	// What follows must be recorded even if the task's time is up.
 	ctx = context.WithoutCancel(ctx)
 	if err != nil {
@@ -85,22 +81,47 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (entry runs.Entry, 
 		if errors.As(err, &perm) {
 			why = fmt.Sprintf("the sandbox refused to start it (HTTP %d)", perm.Status)
 		}
-		return entry, true, b.failRun(ctx, run.ID, why)
+		return entry, true, b.failRun(ctx, run, why)
 	}
 	if _, err := b.Ledger.Move(ctx, run.ID, runs.Started, func(r *runs.Run) {
 		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, safeURL(ses.SessionURL)
 	}); err != nil && !errors.As(err, new(runs.ErrTransition)) {
 		return entry, false, err // the retry starts again with the same key: same session
 	}
-	b.Metrics.Runs.WithLabelValues(string(runs.KindFlaky), "started").Inc()
+	b.Metrics.Runs.WithLabelValues(kind, "started").Inc()
 	log.Info().Str("session_id", ses.ID).Msg("started sandbox session")
 	return entry, true, b.schedulePoll(ctx, ses.ID, 1)
 }
 
+// fixRequest is one flaky test a signal (a label, a rerun that passed)
+// asks pitcrew to fix.
+type fixRequest struct {
+	InstallationID int64
+	Delivery       string
+	Subject        runs.Subject // where the signal's answer is shown
+	Ref            exunit.TestRef
+	Config         RepoConfig
+}
+
+// claimFix claims the run for one flaky test (see claimRun).
+func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, bool, error) {
+	repo := req.Subject.Repo
+	entry, started, err := b.claimRun(ctx, runRequest{
+		Run: runs.Run{Key: FlakyKey(repo, req.Ref), Kind: runs.KindFlaky, InstallationID: req.InstallationID,
+			Repo: repo, Issue: req.Subject.Issue, Test: req.Ref.String(), Delivery: req.Delivery},
+		Subject: req.Subject, Cooldown: req.Config.Flaky.Cooldown, DailyLimit: req.Config.DailyLimit,
+		Prompt: func() (string, error) {
+			return prompts.Flaky(prompts.FlakyInput{Repo: repo, Issue: req.Subject.Issue, Test: req.Ref, VerifyRuns: req.Config.Flaky.VerifyRuns})
+		},
+	})
+	entry.Test = req.Ref.String()
+	return entry, started, err
+}
+
 // failRun records that a queued run could not start. A run another worker
 // has started meanwhile is left alone.
-func (b *Base) failRun(ctx context.Context, id, why string) error {
-	_, err := b.Ledger.Update(ctx, id, func(r *runs.Run) error {
+func (b *Base) failRun(ctx context.Context, run runs.Run, why string) error {
+	_, err := b.Ledger.Update(ctx, run.ID, func(r *runs.Run) error {
 		if r.State != runs.Queued {
 			return errNotQueued
 		}
@@ -111,7 +132,7 @@ func (b *Base) failRun(ctx context.Context, id, why string) error {
 		return nil
 	}
 	if err == nil {
-		b.Metrics.Runs.WithLabelValues(string(runs.KindFlaky), "failed").Inc()
+		b.Metrics.Runs.WithLabelValues(string(run.Kind), "failed").Inc()
 	}
 	return err
 }

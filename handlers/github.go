@@ -52,6 +52,18 @@ type GitHub interface {
 	// EditIssueBody replaces an issue's body.
 	EditIssueBody(ctx context.Context, repo Repo, number int, body string) error
 
+	// ChangedFiles lists the files a pull request changed (all pages).
+	ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error)
+	// MergedPullFor returns the number of a merged pull request that
+	// contains commit, or 0.
+	MergedPullFor(ctx context.Context, repo Repo, sha string) (int, error)
+	// CreateCommitComment comments on a commit; EditCommitComment returns
+	// ErrCommentGone when the comment was deleted; FindCommitComment returns
+	// the id of the app's comment containing marker, or 0.
+	CreateCommitComment(ctx context.Context, repo Repo, sha, body string) (int64, error)
+	EditCommitComment(ctx context.Context, repo Repo, id int64, body string) error
+	FindCommitComment(ctx context.Context, repo Repo, sha, marker string) (int64, error)
+
 	// FailedJobs lists the jobs of one attempt of a workflow run that failed.
 	FailedJobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error)
 	// JobLog opens a job's log, following GitHub's redirect to the
@@ -67,6 +79,12 @@ type GitHub interface {
 	// FindCheckRun returns the id of the app's check run named name on sha
 	// whose external id is externalID, or 0.
 	FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error)
+}
+
+// ChangedFile is a file a pull request or push touched.
+type ChangedFile struct {
+	Path   string
+	Status string // added, modified, renamed, removed, ...
 }
 
 // Job is a CI job of a workflow run.

@@ -45,16 +45,58 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 	if s.IsCheck() {
 		return b.writeCheckRun(ctx, gh, repo, s, st, byID)
 	}
-	return b.writeComment(ctx, gh, repo, s, st, RenderStatus(st, byID, b.now()))
+	if st.Job != string(runs.KindMigration) {
+		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, RenderStatus(st, byID, b.now()))
+	}
+	reports := map[string]string{}
+	for id, r := range byID {
+		if r.Report {
+			if reports[id], err = b.Ledger.Report(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, RenderReport(st, byID, reports, b.now()))
+}
+
+// comments is how a subject's status comment is created, edited and found
+// again: on an issue or pull request, or on a commit.
+type comments struct {
+	create func(ctx context.Context, body string) (int64, error)
+	edit   func(ctx context.Context, id int64, body string) error
+	find   func(ctx context.Context) (int64, error)
+}
+
+func commentsOn(gh GitHub, repo Repo, s runs.Subject) comments {
+	if s.IsCommit() {
+		return comments{
+			create: func(ctx context.Context, body string) (int64, error) {
+				return gh.CreateCommitComment(ctx, repo, s.Commit, body)
+			},
+			edit: func(ctx context.Context, id int64, body string) error {
+				return gh.EditCommitComment(ctx, repo, id, body)
+			},
+			find: func(ctx context.Context) (int64, error) {
+				return gh.FindCommitComment(ctx, repo, s.Commit, StatusMarker)
+			},
+		}
+	}
+	return comments{
+		create: func(ctx context.Context, body string) (int64, error) {
+			return gh.CreateComment(ctx, repo, s.Issue, body)
+		},
+		edit: func(ctx context.Context, id int64, body string) error { return gh.EditComment(ctx, repo, id, body) },
+		find: func(ctx context.Context) (int64, error) { return gh.FindComment(ctx, repo, s.Issue, StatusMarker) },
+	}
 }
 
 // writeComment edits the subject's status comment, or creates it. Before a
 // create, the status records that one is under way, so an attempt that died
 // between GitHub's answer and recording it makes the next attempt look for
 // the comment instead of making a second one.
-func (b *Base) writeComment(ctx context.Context, gh GitHub, repo Repo, s runs.Subject, st runs.Status, body string) error {
+func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string) error {
 	if st.CommentID != 0 {
-		err := gh.EditComment(ctx, repo, st.CommentID, body)
+		err := c.edit(ctx, st.CommentID, body)
 		if !errors.Is(err, ErrCommentGone) {
 			if err != nil {
 				return err
@@ -65,20 +107,20 @@ func (b *Base) writeComment(ctx context.Context, gh GitHub, repo Repo, s runs.Su
 		st.CommentID, st.Creating = 0, false
 	}
 	if st.Creating {
-		id, err := gh.FindComment(ctx, repo, s.Issue, StatusMarker)
+		id, err := c.find(ctx)
 		if err != nil {
 			return err
 		}
 		if id != 0 {
 			st.CommentID, st.Creating = id, false
-			return b.writeComment(ctx, gh, repo, s, st, body)
+			return b.writeComment(ctx, c, s, st, body)
 		}
 	}
 	st.Creating = true
 	if err := b.Ledger.SaveStatus(ctx, s, st); err != nil {
 		return err
 	}
-	id, err := gh.CreateComment(ctx, repo, s.Issue, body)
+	id, err := c.create(ctx, body)
 	if err != nil {
 		return err
 	}

@@ -146,6 +146,18 @@ func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (run
 		return run, err
 	case ses.Status == sandbox.StatusFailed:
 		to, change = runs.Failed, func(r *runs.Run) { r.Error = failureReason(ses.Result) }
+	case ses.Status == sandbox.StatusCompleted && run.Kind == runs.KindMigration:
+		to = runs.Completed
+		stored, err := h.storeReport(ctx, run.ID, ses)
+		if err != nil && !sandbox.IsPermanent(err) {
+			return run, err
+		}
+		change = func(r *runs.Run) {
+			r.Report = stored
+			if err != nil {
+				r.Error = "its report could not be downloaded from the sandbox"
+			}
+		}
 	case ses.Status == sandbox.StatusCompleted:
 		res, perr := prompts.ParseResult(ses.Result)
 		to = runs.Completed
@@ -211,4 +223,21 @@ func (b *Base) schedulePoll(ctx context.Context, sessionID string, n int) error 
 		return nil
 	}
 	return err
+}
+
+// storeReport downloads the session's report artifact, found through the
+// session read (never a URL from a callback), and keeps it in the ledger.
+// stored is false when the session produced none.
+func (h *SessionRefresher) storeReport(ctx context.Context, runID string, ses sandbox.Session) (stored bool, err error) {
+	for _, a := range ses.Artifacts {
+		if a.Name != ReportName {
+			continue
+		}
+		report, err := h.Sandbox.Download(ctx, a.URL)
+		if err != nil {
+			return false, err
+		}
+		return true, h.Ledger.SaveReport(ctx, runID, report)
+	}
+	return false, nil
 }

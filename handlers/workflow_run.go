@@ -73,7 +73,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	if err != nil {
 		return err
 	}
-	cfg, proceed, err := h.ciConfig(ctx, gh, ev.Repo)
+	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)
 	if !proceed {
 		return err
 	}

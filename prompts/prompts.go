@@ -10,6 +10,7 @@ import (
 	"embed"
 	"fmt"
 	"regexp"
+	"strings"
 	"text/template"
 
 	"github.com/pitcrew/pitcrew/exunit"
@@ -47,5 +48,40 @@ func Flaky(in FlakyInput) (string, error) {
 		"Repo": in.Repo, "Issue": in.Issue, "Test": in.Test.String(),
 		"Path": in.Test.Path, "Line": in.Test.Line, "VerifyRuns": in.VerifyRuns,
 	})
+	return b.String(), err
+}
+
+// MigrationInput is everything the slow-query prompt may contain.
+type MigrationInput struct {
+	Repo   string // owner/name
+	Commit string // the merge commit
+	PR     int    // 0 for a push without a pull request
+	Files  []string
+}
+
+var (
+	commitSHA     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	migrationFile = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*\.exs$`)
+)
+
+// MaxMigrationFiles bounds the files a prompt names.
+const MaxMigrationFiles = 50
+
+// Migration renders the prompt that asks the agent for a slow-query report
+// after a merge that changed migrations.
+func Migration(in MigrationInput) (string, error) {
+	if !repoName.MatchString(in.Repo) || !commitSHA.MatchString(in.Commit) {
+		return "", fmt.Errorf("prompts: invalid repository or commit")
+	}
+	if len(in.Files) == 0 || len(in.Files) > MaxMigrationFiles {
+		return "", fmt.Errorf("prompts: %d migration files", len(in.Files))
+	}
+	for _, f := range in.Files {
+		if !migrationFile.MatchString(f) || strings.Contains(f, "..") {
+			return "", fmt.Errorf("prompts: invalid migration file %q", f)
+		}
+	}
+	var b bytes.Buffer
+	err := templates.ExecuteTemplate(&b, "migration.md.tmpl", in)
 	return b.String(), err
 }

@@ -31,3 +31,26 @@ func TestFlakyPrompt(t *testing.T) {
 		}
 	}
 }
+
+func TestMigrationPrompt(t *testing.T) {
+	in := MigrationInput{Repo: "hexpm/hexpm", Commit: strings.Repeat("a", 40), PR: 42, Files: []string{"priv/repo/migrations/20261201120000_add_downloads_index.exs"}}
+	p, err := Migration(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pull request #42", "`priv/repo/migrations/20261201120000_add_downloads_index.exs`", "structure.sql", "log_min_duration_statement = 50", "pg_stat_statements", "slow-queries.md", "EXPLAIN (ANALYZE", "N+1", "Do not open a\npull request"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	for _, bad := range []MigrationInput{
+		{Repo: "hexpm/hexpm", Commit: "main", Files: in.Files},
+		{Repo: "hexpm/hexpm", Commit: in.Commit},
+		{Repo: "hexpm/hexpm", Commit: in.Commit, Files: []string{"priv/repo/migrations/../../x.exs"}},
+		{Repo: "hexpm/hexpm", Commit: in.Commit, Files: []string{"priv/repo/migrations/a b.exs"}},
+	} {
+		if _, err := Migration(bad); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+}

@@ -11,7 +11,8 @@ type Kind string
 
 // The jobs pitcrew runs.
 const (
-	KindFlaky Kind = "flaky"
+	KindFlaky     Kind = "flaky"
+	KindMigration Kind = "migration" // a slow-query report after a merged migration
 )
 
 // Run is one agent run as the ledger records it: enough to report its
@@ -22,11 +23,12 @@ type Run struct {
 	State State  `json:"-"`
 	Kind  Kind   `json:"kind"`
 
-	InstallationID int64  `json:"installation_id"`
-	Repo           string `json:"repo"` // owner/name
-	Issue          int    `json:"issue,omitempty"`
-	Test           string `json:"test,omitempty"`
-	Delivery       string `json:"delivery"` // the GitHub delivery that created the run
+	InstallationID int64    `json:"installation_id"`
+	Repo           string   `json:"repo"` // owner/name
+	Issue          int      `json:"issue,omitempty"`
+	Test           string   `json:"test,omitempty"`  // flaky: path:line
+	Files          []string `json:"files,omitempty"` // migration: the migration files of the merge
+	Delivery       string   `json:"delivery"`        // the GitHub delivery that created the run
 
 	SessionID   string `json:"session_id,omitempty"`
 	ExecutionID string `json:"execution_id,omitempty"`
@@ -37,6 +39,7 @@ type Run struct {
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 
 	Result    *prompts.Result `json:"result,omitempty"`
-	Error     string          `json:"error,omitempty"` // why the run failed, shown to users
+	Error     string          `json:"error,omitempty"`  // why the run failed, shown to users
+	Report    bool            `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
 	Published bool            `json:"published,omitempty"`
 }

@@ -12,9 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Subject is a place on GitHub that shows runs: an issue's status comment,
-// or a check run on a commit (Commit and Source set: the CI run whose
-// flakes it reports).
+// Subject is a place on GitHub that shows runs: an issue's (or pull
+// request's) status comment, a check run on a commit (Commit and Source
+// set: the CI run whose flakes it reports), or a comment on a commit
+// (Source is SourceCommit).
 type Subject struct {
 	Repo   string // owner/name
 	Issue  int
@@ -22,8 +23,15 @@ type Subject struct {
 	Source string // e.g. "workflow_run:123", for a check run
 }
 
+// SourceCommit is the Source of a subject that is a comment on the commit
+// itself (a push without a pull request).
+const SourceCommit = "commit"
+
 // IsCheck reports whether the subject is a check run.
-func (s Subject) IsCheck() bool { return s.Commit != "" }
+func (s Subject) IsCheck() bool { return s.Commit != "" && s.Source != SourceCommit }
+
+// IsCommit reports whether the subject is a comment on a commit.
+func (s Subject) IsCommit() bool { return s.Commit != "" && s.Source == SourceCommit }
 
 // String renders owner/name#N for an issue, owner/name@sha~source for a
 // check run.
@@ -74,7 +82,8 @@ type Entry struct {
 // Status is what a subject shows, and where it is on GitHub.
 type Status struct {
 	InstallationID int64    `json:"installation_id"`
-	Label          string   `json:"label"` // the label that starts runs, named in retry hints
+	Job            string   `json:"job,omitempty"` // the runs' kind; empty for flaky
+	Label          string   `json:"label"`         // the label that starts runs, named in retry hints
 	CommentID      int64    `json:"comment_id,omitempty"`
 	CheckRunID     int64    `json:"check_run_id,omitempty"`
 	Creating       bool     `json:"creating,omitempty"` // a create was sent whose id may not be recorded

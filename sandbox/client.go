@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -241,4 +242,59 @@ func detail(data []byte) string {
 		msg = msg[:200]
 	}
 	return msg
+}
+
+// MaxArtifact bounds an artifact download.
+const MaxArtifact = 8 << 20
+
+// Download fetches an artifact listed by a session read. The API key goes
+// only to the sandbox API's own host: an artifact URL elsewhere is refused
+// rather than handed the key.
+func (c *Client) Download(ctx context.Context, artifactURL string) ([]byte, error) {
+	base, err := url.Parse(c.cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(artifactURL)
+	if err != nil || u.Scheme != base.Scheme || u.Host != base.Host {
+		return nil, &PermanentError{Status: 400, Detail: "artifact URL is not on the sandbox API's host"}
+	}
+	var out []byte
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		if attempt > 0 {
+			if err := sleep(ctx, c.delay(attempt, err)); err != nil {
+				return nil, err
+			}
+		}
+		out, err = c.download(ctx, u.String())
+		if err == nil || IsPermanent(err) {
+			return out, err
+		}
+	}
+	return nil, fmt.Errorf("sandbox: artifact download gave up after %d attempts: %w", c.cfg.MaxAttempts, err)
+}
+
+func (c *Client) download(ctx context.Context, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: downloading artifact: %w", errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		data, err := io.ReadAll(io.LimitReader(resp.Body, MaxArtifact+1))
+		if err == nil && len(data) > MaxArtifact {
+			data = data[:MaxArtifact]
+		}
+		return data, err
+	case resp.StatusCode == 429 || resp.StatusCode >= 500:
+		return nil, &retryable{status: resp.StatusCode, after: retryAfter(resp.Header)}
+	default:
+		return nil, &PermanentError{Status: resp.StatusCode, Detail: "artifact download refused"}
+	}
 }

@@ -46,6 +46,9 @@ GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs
 GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files
 POST /repos/{owner}/{repo}/commits/{commit_sha}/comments
+GET /repos/{owner}/{repo}/commits/{commit_sha}/comments
+PATCH /repos/{owner}/{repo}/comments/{comment_id}
+GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls
 GET /app/hook/deliveries
 POST /app/hook/deliveries/{delivery_id}/attempts
 POST /app-manifests/{code}/conversions

@@ -53,6 +53,9 @@ type GitHub struct {
 	jobLogs     map[int64]string
 	checkRuns   []map[string]any
 	issues      map[int]map[string]any
+	pullFiles   map[int][]map[string]any    // pull number → files
+	pullsOf     map[string][]map[string]any // commit → pull requests
+	commitNotes map[int64]*Comment          // commit comments (Repo holds the SHA)
 }
 
 // NewGitHub starts the fake; it stops with the test.
@@ -63,7 +66,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -92,6 +95,43 @@ func (g *GitHub) SetJob(runID int64, attempt int, jobID int64, name, conclusion,
 	k := fmt.Sprintf("%d/%d", runID, attempt)
 	g.jobs[k] = append(g.jobs[k], map[string]any{"id": jobID, "run_id": runID, "run_attempt": attempt, "name": name, "status": "completed", "conclusion": conclusion})
 	g.jobLogs[jobID] = log
+}
+
+// SetPullFiles sets the files a pull request changed: "status path" or
+// "renamed old -> new" each.
+func (g *GitHub) SetPullFiles(number int, files ...string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []map[string]any
+	for _, f := range files {
+		status, rest, _ := strings.Cut(f, " ")
+		file := map[string]any{"sha": "bbcd538c8e72b8c175046e27cc8f907076331401", "filename": rest, "status": status, "additions": 10, "deletions": 0, "changes": 10}
+		if old, new, ok := strings.Cut(rest, " -> "); ok {
+			file["filename"], file["previous_filename"] = new, old
+		}
+		out = append(out, file)
+	}
+	g.pullFiles[number] = out
+}
+
+// SetMergedPullFor records that commit sha belongs to merged pull request n.
+func (g *GitHub) SetMergedPullFor(sha string, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pullsOf[sha] = append(g.pullsOf[sha], map[string]any{"number": n, "state": "closed", "merged_at": "2026-12-01T10:00:00Z"})
+}
+
+// CommitComments returns the comments on a commit, oldest first.
+func (g *GitHub) CommitComments(sha string) []Comment {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []Comment
+	for id := int64(1000); id < g.nextID; id++ {
+		if c, ok := g.commitNotes[id]; ok && c.Repo == sha {
+			out = append(out, *c)
+		}
+	}
+	return out
 }
 
 // AddCheckRun adds a check run made by another app (a CI) to a commit.
@@ -207,12 +247,45 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, string(to), status)
 		return
 	}
+	if pg, ok := resp.(paged); ok {
+		if pg.next != "" {
+			w.Header().Set("Link", `<`+pg.next+`>; rel="next"`)
+		}
+		resp = pg.items
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
 type redirect string
+
+// paged is one page of a list, with the URL of the next page if any.
+type paged struct {
+	items []map[string]any
+	next  string
+}
+
+// page serves items the way GitHub paginates: per_page (default 30, at
+// most 100) and page, with a Link header to the next page.
+func (g *GitHub) page(r *http.Request, items []map[string]any) paged {
+	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
+	per = min(per, 100)
+	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	n = max(n, 1)
+	start, end := min((n-1)*per, len(items)), min(n*per, len(items))
+	pg := paged{items: append([]map[string]any{}, items[start:end]...)}
+	if end < len(items) {
+		q := r.URL.Query()
+		q.Set("page", strconv.Itoa(n+1))
+		q.Set("per_page", strconv.Itoa(per))
+		pg.next = g.URL + r.URL.Path + "?" + q.Encode()
+	}
+	return pg
+}
 
 // serveBlob serves a job log download. It is outside the API: a client
 // that sends its GitHub token there leaks it to the storage host.
@@ -320,6 +393,41 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 			is[k] = v
 		}
 		return 200, is
+	case "GET /repos/{owner}/{repo}/pulls/{pull_number}/files":
+		n, _ := strconv.Atoi(p["pull_number"])
+		return 200, g.page(r, g.pullFiles[n])
+	case "GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls":
+		out := g.pullsOf[p["commit_sha"]]
+		if out == nil {
+			out = []map[string]any{}
+		}
+		return 200, out
+	case "POST /repos/{owner}/{repo}/commits/{commit_sha}/comments":
+		var in struct{ Body string }
+		_ = json.Unmarshal(body, &in)
+		c := &Comment{ID: g.nextID, Repo: p["commit_sha"], Body: in.Body}
+		g.commitNotes[c.ID] = c
+		g.nextID++
+		return 201, map[string]any{"id": c.ID, "body": c.Body, "commit_id": c.Repo, "user": map[string]any{"login": "pitcrew[bot]", "type": "Bot"}}
+	case "PATCH /repos/{owner}/{repo}/comments/{comment_id}":
+		id, _ := strconv.ParseInt(p["comment_id"], 10, 64)
+		c, ok := g.commitNotes[id]
+		if !ok {
+			return notFound()
+		}
+		var in struct{ Body string }
+		_ = json.Unmarshal(body, &in)
+		c.Body = in.Body
+		c.Edits++
+		return 200, map[string]any{"id": c.ID, "body": c.Body, "commit_id": c.Repo}
+	case "GET /repos/{owner}/{repo}/commits/{commit_sha}/comments":
+		out := []any{}
+		for id := int64(1000); id < g.nextID; id++ {
+			if c, ok := g.commitNotes[id]; ok && c.Repo == p["commit_sha"] {
+				out = append(out, map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": "pitcrew[bot]", "type": "Bot"}})
+			}
+		}
+		return 200, out
 	case "GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs":
 		jobs := g.jobs[p["run_id"]+"/"+p["attempt_number"]]
 		if jobs == nil {

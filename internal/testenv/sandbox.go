@@ -28,13 +28,14 @@ type Sandbox struct {
 	startKeys   []string
 	byKey       map[string]string
 	failStarts  int
+	artifacts   map[string]string // URL path → content
 	StartDelay  time.Duration
 	AfterCreate func() // called after a session is created, before the answer
 }
 
 // NewSandbox starts the fake; it stops with the test.
 func NewSandbox(t testing.TB) *Sandbox {
-	s := &Sandbox{Org: "acme", APIKey: "rush-test-key", sessions: map[string]*sandbox.Session{}, byKey: map[string]string{}}
+	s := &Sandbox{Org: "acme", APIKey: "rush-test-key", sessions: map[string]*sandbox.Session{}, byKey: map[string]string{}, artifacts: map[string]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -81,6 +82,17 @@ func (s *Sandbox) Finish(id, status, result string) {
 	}
 }
 
+// AddArtifact attaches a file to a session, downloadable with the API key.
+func (s *Sandbox) AddArtifact(id, name, content string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path := "/o/" + s.Org + "/sessions/" + id + "/artifacts/" + name
+	s.artifacts[path] = content
+	if ses := s.sessions[id]; ses != nil {
+		ses.Artifacts = append(ses.Artifacts, sandbox.Artifact{Name: name, URL: s.URL + path})
+	}
+}
+
 // Callback posts a signed callback for a session to url, as the sandbox
 // does when a session ends, and returns the answer's status code.
 func (s *Sandbox) Callback(t testing.TB, url, secret, event, sessionID string) int {
@@ -116,12 +128,23 @@ func (s *Sandbox) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == prefix:
 		s.start(w, r)
+	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/artifacts/"):
+		s.mu.Lock()
+		content, ok := s.artifacts[r.URL.Path]
+		s.mu.Unlock()
+		if !ok {
+			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/markdown")
+		w.Write([]byte(content))
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, prefix+"/"):
 		s.mu.Lock()
 		ses, ok := s.sessions[strings.TrimPrefix(r.URL.Path, prefix+"/")]
 		var copy sandbox.Session
 		if ok {
 			copy = *ses
+			copy.Artifacts = append([]sandbox.Artifact(nil), ses.Artifacts...)
 		}
 		s.mu.Unlock()
 		if !ok {

@@ -1,0 +1,76 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// The GitHub calls of the migration job: a merge's files, and comments on
+// commits pushed without a pull request.
+
+func (g *restGitHub) ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error) {
+	var out []ChangedFile
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		files, resp, err := g.c.PullRequests.ListFiles(ctx, repo.Owner, repo.Name, number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the files of %s#%d: %w", repo, number, err)
+		}
+		for _, f := range files {
+			out = append(out, ChangedFile{Path: f.GetFilename(), Status: f.GetStatus()})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *restGitHub) MergedPullFor(ctx context.Context, repo Repo, sha string) (int, error) {
+	prs, _, err := g.c.PullRequests.ListPullRequestsWithCommit(ctx, repo.Owner, repo.Name, sha, &github.ListOptions{PerPage: 100})
+	if err != nil {
+		return 0, fmt.Errorf("listing pull requests of %s: %w", sha, err)
+	}
+	for _, pr := range prs {
+		if pr.MergedAt != nil {
+			return pr.GetNumber(), nil
+		}
+	}
+	return 0, nil
+}
+
+func (g *restGitHub) CreateCommitComment(ctx context.Context, repo Repo, sha, body string) (int64, error) {
+	c, _, err := g.c.Repositories.CreateComment(ctx, repo.Owner, repo.Name, sha, &github.RepositoryComment{Body: &body})
+	if err != nil {
+		return 0, fmt.Errorf("commenting on %s: %w", sha, err)
+	}
+	return c.GetID(), nil
+}
+
+func (g *restGitHub) EditCommitComment(ctx context.Context, repo Repo, id int64, body string) error {
+	_, _, err := g.c.Repositories.UpdateComment(ctx, repo.Owner, repo.Name, id, &github.RepositoryComment{Body: &body})
+	if isStatus(err, http.StatusNotFound) {
+		return ErrCommentGone
+	}
+	if err != nil {
+		return fmt.Errorf("editing commit comment %d: %w", id, err)
+	}
+	return nil
+}
+
+func (g *restGitHub) FindCommitComment(ctx context.Context, repo Repo, sha, marker string) (int64, error) {
+	cs, _, err := g.c.Repositories.ListCommitComments(ctx, repo.Owner, repo.Name, sha, &github.ListOptions{PerPage: 100})
+	if err != nil {
+		return 0, fmt.Errorf("listing comments of %s: %w", sha, err)
+	}
+	for _, c := range cs {
+		if c.GetUser().GetType() == "Bot" && strings.Contains(c.GetBody(), marker) {
+			return c.GetID(), nil
+		}
+	}
+	return 0, nil
+}

@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"context"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// MigrationKey is the idempotency key of a merge's profiling run: the
+// repository and the merge commit, so a redelivered or replayed merge (or
+// the push of the same merge) starts one run.
+func MigrationKey(repo, sha string) string { return "migration:" + strings.ToLower(repo) + ":" + sha }
+
+// mayHoldMigrations is the check made before the configuration is read:
+// configured directories all end in "migrations/", so a change list
+// without that string has none, whatever the configuration says.
+func mayHoldMigrations(files []ChangedFile) bool {
+	for _, f := range files {
+		if strings.Contains(f.Path, "migrations/") {
+			return true
+		}
+	}
+	return false
+}
+
+// MigrationFiles returns, sorted, the files added, changed or renamed into
+// one of the migration directories (patterns as in MigrationConfig.Paths).
+func MigrationFiles(files []ChangedFile, patterns []string) []string {
+	var out []string
+	for _, f := range files {
+		if f.Status == "removed" || !strings.HasSuffix(f.Path, ".exs") {
+			continue
+		}
+		dir := path.Dir(f.Path) + "/"
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, dir); ok {
+				out = append(out, f.Path)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	if len(out) > prompts.MaxMigrationFiles {
+		out = out[:prompts.MaxMigrationFiles]
+	}
+	return out
+}
+
+// mergeSignal is a merge to the default branch that changed migrations.
+type mergeSignal struct {
+	InstallationID int64
+	Delivery       string
+	Repo           Repo
+	Commit         string
+	PR             int          // 0 for a push without a pull request
+	Subject        runs.Subject // the pull request, or the commit
+}
+
+// profileMerge claims the merge's profiling run and shows it on the
+// subject: a status comment that will hold the report.
+func (b *Base) profileMerge(ctx context.Context, gh GitHub, sig mergeSignal, files []string, cfg RepoConfig) error {
+	repo := sig.Repo.String()
+	entry, started, err := b.claimRun(ctx, runRequest{
+		Run: runs.Run{Key: MigrationKey(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
+			Repo: repo, Issue: sig.PR, Files: files, Delivery: sig.Delivery},
+		Subject: sig.Subject, Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit,
+		Prompt: func() (string, error) {
+			return prompts.Migration(prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	entry.Test = sig.Commit
+	err = b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
+		st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Entries: []runs.Entry{entry}})
+	})
+	if err != nil || !started {
+		return err
+	}
+	return b.publishToSubjects(ctx, gh, entry.RunID, sig.Subject)
+}

@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// PullRequestMerged starts a slow-query report when a merged pull request
+// changed migrations, and posts it on the pull request.
+type PullRequestMerged struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *PullRequestMerged) Handles() []string { return []string{"pull_request"} }
+
+// MergedPull is a pull request that was merged.
+type MergedPull struct {
+	InstallationID int64
+	Repo           Repo
+	Number         int
+	MergeSHA       string
+}
+
+// ParseMergedPull reads a pull_request event; ok is false unless it is a
+// pull request closed by a merge, for an installation.
+func ParseMergedPull(payload []byte) (ev MergedPull, ok bool, err error) {
+	var raw github.PullRequestEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return MergedPull{}, false, fmt.Errorf("decoding pull_request event: %w", err)
+	}
+	pr := raw.GetPullRequest()
+	if raw.GetAction() != "closed" || !pr.GetMerged() || raw.GetInstallation().GetID() <= 0 || pr.GetNumber() <= 0 || !validSHA(pr.GetMergeCommitSHA()) {
+		return MergedPull{}, false, nil
+	}
+	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return MergedPull{}, false, err
+	}
+	return MergedPull{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Number: pr.GetNumber(), MergeSHA: pr.GetMergeCommitSHA()}, true, nil
+}
+
+// Handle implements githubapp.EventHandler. A merge without migrations
+// costs one API call: the list of its files.
+func (h *PullRequestMerged) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
+	ev, ok, err := ParseMergedPull(payload)
+	if err != nil {
+		return permanent(err)
+	}
+	if !ok {
+		return nil
+	}
+	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Int("pull", ev.Number).Logger().WithContext(ctx)
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	changed, err := gh.ChangedFiles(ctx, ev.Repo, ev.Number)
+	if err != nil || !mayHoldMigrations(changed) {
+		return err
+	}
+	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c RepoConfig) bool { return c.Migrations.Enabled })
+	if !proceed {
+		return err
+	}
+	files := MigrationFiles(changed, cfg.Migrations.Paths)
+	if len(files) == 0 {
+		return nil
+	}
+	return h.profileMerge(ctx, gh, mergeSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
+		Commit: ev.MergeSHA, PR: ev.Number, Subject: runs.Subject{Repo: ev.Repo.String(), Issue: ev.Number}}, files, cfg)
+}

@@ -1,0 +1,82 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// Push starts a slow-query report for migrations pushed straight to the
+// default branch, and posts it as a comment on the commit. Pushes that
+// come from merging a pull request are left to PullRequestMerged.
+type Push struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *Push) Handles() []string { return []string{"push"} }
+
+// DefaultBranchPush is a push to a repository's default branch.
+type DefaultBranchPush struct {
+	InstallationID int64
+	Repo           Repo
+	After          string
+	Changed        []ChangedFile // from the pushed commits (GitHub lists up to 20)
+}
+
+// ParseDefaultBranchPush reads a push event; ok is false unless it pushed
+// commits to the default branch of an installation's repository.
+func ParseDefaultBranchPush(payload []byte) (ev DefaultBranchPush, ok bool, err error) {
+	var raw github.PushEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return DefaultBranchPush{}, false, fmt.Errorf("decoding push event: %w", err)
+	}
+	if raw.GetInstallation().GetID() <= 0 || raw.GetDeleted() || raw.GetRef() != "refs/heads/"+raw.GetRepo().GetDefaultBranch() || !validSHA(raw.GetAfter()) {
+		return DefaultBranchPush{}, false, nil
+	}
+	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return DefaultBranchPush{}, false, err
+	}
+	ev = DefaultBranchPush{InstallationID: raw.GetInstallation().GetID(), Repo: repo, After: raw.GetAfter()}
+	for _, c := range raw.Commits {
+		for _, f := range c.Added {
+			ev.Changed = append(ev.Changed, ChangedFile{Path: f, Status: "added"})
+		}
+		for _, f := range c.Modified {
+			ev.Changed = append(ev.Changed, ChangedFile{Path: f, Status: "modified"})
+		}
+	}
+	return ev, true, nil
+}
+
+// Handle implements githubapp.EventHandler.
+func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
+	ev, ok, err := ParseDefaultBranchPush(payload)
+	if err != nil {
+		return permanent(err)
+	}
+	if !ok || !mayHoldMigrations(ev.Changed) {
+		return nil
+	}
+	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Str("commit", ev.After).Logger().WithContext(ctx)
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c RepoConfig) bool { return c.Migrations.Enabled })
+	if !proceed {
+		return err
+	}
+	files := MigrationFiles(ev.Changed, cfg.Migrations.Paths)
+	if len(files) == 0 {
+		return nil
+	}
+	if pr, err := gh.MergedPullFor(ctx, ev.Repo, ev.After); err != nil || pr != 0 {
+		return err // the pull request's own event reports on it
+	}
+	return h.profileMerge(ctx, gh, mergeSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
+		Commit: ev.After, Subject: runs.Subject{Repo: ev.Repo.String(), Commit: ev.After, Source: runs.SourceCommit}}, files, cfg)
+}

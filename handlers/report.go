@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// ReportName is the artifact a profiling run leaves.
+const ReportName = "slow-queries.md"
+
+// RenderReport writes the status comment of a merge's profiling run: that
+// it started, or the agent's report under a header (run link, migration
+// files, when materialized views were refreshed), or why there is none.
+func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]string, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(StatusMarker + "\n**pitcrew** · slow-query report\n\n")
+	if len(st.Entries) == 0 {
+		return b.String()
+	}
+	e := st.Entries[0]
+	r, ok := byID[e.RunID]
+	if !ok {
+		if e.Note != "" {
+			return b.String() + "Not profiled: " + strings.TrimPrefix(e.Note, "not started: ") + ".\n"
+		}
+		return b.String() + "The run record has expired.\n"
+	}
+	link := ""
+	if r.SessionURL != "" {
+		link = fmt.Sprintf(" ([run](%s))", r.SessionURL)
+	}
+	fmt.Fprintf(&b, "Migrations in `%.7s`: %s\n\n", e.Test, codeList(r.Files))
+	switch {
+	case r.State == runs.Queued:
+		b.WriteString("🕓 A profiling run is queued; the agent starts shortly.\n")
+	case r.State == runs.Started && e.Relation != runs.ClaimNew:
+		b.WriteString("🔄 This merge is already being profiled" + link + "; the report will appear where that run was started.\n")
+	case r.State == runs.Started:
+		fmt.Fprintf(&b, "🔄 A profiling run started at %s UTC%s: the agent loads the schema, seeds realistic data, exercises the main pages and reports every query over 50 ms. This comment will hold its report.\n",
+			r.StartedAt.UTC().Format("15:04"), link)
+	case r.State == runs.Failed:
+		why := r.Error
+		if why == "" {
+			why = "no reason was given"
+		}
+		fmt.Fprintf(&b, "❌ The profiling run failed: %s%s. No report was produced.\n", why, link)
+	case reports[e.RunID] == "":
+		fmt.Fprintf(&b, "⚠️ The profiling run ended without producing `%s`, so there is no report%s.\n", ReportName, link)
+	default:
+		report := reports[e.RunID]
+		fmt.Fprintf(&b, "The agent's report, `%s`%s", ReportName, link)
+		if line := refreshLine(report); line != "" {
+			b.WriteString(" · materialized views: " + line)
+		}
+		b.WriteString("\n\n---\n\n")
+		budget := maxCommentLen - b.Len() - 300
+		b.WriteString(cutAtSection(SanitizeReport(report), budget, r.SessionURL))
+	}
+	return b.String()
+}
+
+func codeList(files []string) string {
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = "`" + f + "`"
+	}
+	return strings.Join(quoted, ", ")
+}
+
+var (
+	refreshed = regexp.MustCompile(`(?i)(materiali[sz]ed views?.*refresh|refresh.*materiali[sz]ed view)`)
+	mention   = regexp.MustCompile(`(^|[^\w@/` + "`" + `])@([A-Za-z0-9][A-Za-z0-9-]*)`)
+	closing   = regexp.MustCompile(`(?i)\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s+)([\w.-]+/[\w.-]+)?#(\d+)`)
+)
+
+// refreshLine is the report's line about refreshing materialized views.
+func refreshLine(report string) string {
+	for _, l := range strings.Split(report, "\n") {
+		if refreshed.MatchString(l) {
+			return prompts.PlainLine(strings.TrimLeft(l, "-*# "), 200)
+		}
+	}
+	return ""
+}
+
+// SanitizeReport keeps the agent's Markdown as written but stops it from
+// notifying anyone (@mentions get a zero-width space) or closing issues
+// (a closing keyword's #N gets one too).
+func SanitizeReport(md string) string {
+	md = mention.ReplaceAllString(md, "$1@\u200b$2")
+	return closing.ReplaceAllString(md, "$1$2$3#\u200b$4")
+}
+
+// cutAtSection shortens a report to max bytes at the last section heading
+// that fits, and says where the rest is.
+func cutAtSection(report string, max int, runURL string) string {
+	if len(report) <= max {
+		return report
+	}
+	cut := strings.LastIndex(report[:max], "\n## ")
+	if cut <= 0 {
+		cut = strings.LastIndexByte(report[:max], '\n')
+	}
+	if cut <= 0 {
+		cut = max
+	}
+	rest := "the run"
+	if runURL != "" {
+		rest = fmt.Sprintf("[the run](%s)", runURL)
+	}
+	return report[:cut] + fmt.Sprintf("\n\n---\n*The report is longer than a GitHub comment allows; the remaining sections are in %s.*\n", rest)
+}
