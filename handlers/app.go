@@ -31,6 +31,11 @@ type Options struct {
 
 	Concurrency  int           // worker goroutines, default 10
 	PollInterval time.Duration // how often an idle worker looks for tasks, default 200 ms
+	// DatadogToken is the X-Pitcrew-Token Datadog must send; empty refuses
+	// every Datadog request. DatadogServiceRepos maps service tags to
+	// repositories (owner/name).
+	DatadogToken        string
+	DatadogServiceRepos map[string]string
 	// PollEvery and MaxRunAge: see Base.
 	PollEvery, MaxRunAge time.Duration
 	// ShutdownTimeout is how long tasks in flight may run after Shutdown
@@ -85,6 +90,7 @@ func NewApp(o Options) (*App, error) {
 	})
 	mux.Handle(TaskGitHubDelivery, worker)
 	mux.Handle(TaskSessionRefresh, &SessionRefresher{base})
+	mux.Handle(TaskDatadogAlert, &AlertReceived{Base: base, ServiceRepos: o.DatadogServiceRepos})
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	intake := &Intake{Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics}
@@ -97,6 +103,7 @@ func NewApp(o Options) (*App, error) {
 
 	routes := http.NewServeMux()
 	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(githubHook, MaxGitHubBody), o.Logger))
+	routes.Handle("POST /api/datadog/hook", &DatadogHook{Token: o.DatadogToken, Queue: queue, Metrics: metrics, Logger: o.Logger})
 	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger})
 	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	routes.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {

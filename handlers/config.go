@@ -24,6 +24,17 @@ type RepoConfig struct {
 	DailyLimit int             `yaml:"daily_limit"`
 	Flaky      FlakyConfig     `yaml:"flaky"`
 	Migrations MigrationConfig `yaml:"migrations"`
+	Alerts     AlertConfig     `yaml:"alerts"`
+}
+
+// AlertConfig configures fixes for Datadog alerts.
+type AlertConfig struct {
+	Enabled bool   `yaml:"enabled"`
+	Label   string `yaml:"label"` // on the tracking issue
+	// StartOn lists the transitions that may start a run.
+	StartOn []string `yaml:"start_on"`
+	// SkipTags mark alerts a code change will not fix (infrastructure).
+	SkipTags []string `yaml:"skip_tags"`
 }
 
 // MigrationConfig configures the slow-query report after merged migrations.
@@ -51,6 +62,8 @@ func DefaultRepoConfig() RepoConfig {
 		DailyLimit: 5,
 		Flaky:      FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour},
 		Migrations: MigrationConfig{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}},
+		Alerts: AlertConfig{Enabled: true, Label: "pitcrew:alert", StartOn: []string{"Triggered", "Re-Triggered", "Renotify"},
+			SkipTags: []string{"pitcrew:skip", "team:infra"}},
 	}
 }
 
@@ -90,8 +103,17 @@ func ParseRepoConfig(content []byte) (RepoConfig, error) {
 		return RepoConfig{}, errors.New("flaky.verify_runs must be between 1 and 500")
 	case f.Cooldown < 0 || f.Cooldown > 30*24*time.Hour:
 		return RepoConfig{}, errors.New("flaky.cooldown must be between 0s and 720h")
+	case cfg.Alerts.Label == "" || len(cfg.Alerts.Label) > 50:
+		return RepoConfig{}, errors.New("alerts.label must be 1 to 50 characters")
 	case len(cfg.Migrations.Paths) == 0 || len(cfg.Migrations.Paths) > 20:
 		return RepoConfig{}, errors.New("migrations.paths must list 1 to 20 directories")
+	}
+	for _, t := range cfg.Alerts.StartOn {
+		switch t {
+		case "Triggered", "Re-Triggered", "Renotify", "No Data", "Re-No Data", "Warn", "Re-Warn":
+		default:
+			return RepoConfig{}, fmt.Errorf("alerts.start_on: %q is not a transition that can start a run", t)
+		}
 	}
 	for _, p := range cfg.Migrations.Paths {
 		if _, err := path.Match(p, ""); err != nil || !strings.HasSuffix(p, "migrations/") || strings.HasPrefix(p, "/") {

@@ -49,6 +49,9 @@ type GitHub interface {
 
 	// CreateIssue opens an issue with labels and returns its number.
 	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error)
+	// FindIssue returns the number of an issue carrying label whose body
+	// contains marker, or 0.
+	FindIssue(ctx context.Context, repo Repo, label, marker string) (int, error)
 	// EditIssueBody replaces an issue's body.
 	EditIssueBody(ctx context.Context, repo Repo, number int, body string) error
 
@@ -110,6 +113,9 @@ var ErrCommentGone = errors.New("comment no longer exists")
 // Clients hands out the GitHub API for an installation.
 type Clients interface {
 	Installation(id int64) (GitHub, error)
+	// InstallationFor finds the app's installation on a repository; 0 when
+	// the app is not installed there.
+	InstallationFor(ctx context.Context, repo Repo) (int64, error)
 }
 
 // ConfigPath is where a repository configures pitcrew.
@@ -133,6 +139,21 @@ func (c *restClients) Installation(id int64) (GitHub, error) {
 		return nil, fmt.Errorf("github client for installation %d: %w", id, err)
 	}
 	return &restGitHub{c: client, loader: c.loader, download: c.download}, nil
+}
+
+func (c *restClients) InstallationFor(ctx context.Context, repo Repo) (int64, error) {
+	client, err := c.cc.NewAppClient()
+	if err != nil {
+		return 0, err
+	}
+	inst, _, err := client.Apps.FindRepositoryInstallation(ctx, repo.Owner, repo.Name)
+	if isStatus(err, http.StatusNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("finding the installation on %s: %w", repo, err)
+	}
+	return inst.GetID(), nil
 }
 
 type restGitHub struct {
@@ -226,4 +247,18 @@ func (g *restGitHub) EditIssueBody(ctx context.Context, repo Repo, number int, b
 		return fmt.Errorf("editing %s#%d: %w", repo, number, err)
 	}
 	return nil
+}
+
+func (g *restGitHub) FindIssue(ctx context.Context, repo Repo, label, marker string) (int, error) {
+	opts := &github.IssueListByRepoOptions{Labels: []string{label}, State: "all", ListOptions: github.ListOptions{PerPage: 100}}
+	issues, _, err := g.c.Issues.ListByRepo(ctx, repo.Owner, repo.Name, opts)
+	if err != nil {
+		return 0, fmt.Errorf("listing %s issues of %s: %w", label, repo, err)
+	}
+	for _, is := range issues {
+		if strings.Contains(is.GetBody(), marker) {
+			return is.GetNumber(), nil
+		}
+	}
+	return 0, nil
 }

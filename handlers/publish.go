@@ -45,7 +45,11 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 	if s.IsCheck() {
 		return b.writeCheckRun(ctx, gh, repo, s, st, byID)
 	}
-	if st.Job != string(runs.KindMigration) {
+	switch runs.Kind(st.Job) {
+	case runs.KindAlert:
+		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, RenderAlert(st, byID))
+	case runs.KindMigration:
+	default:
 		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, RenderStatus(st, byID, b.now()))
 	}
 	reports := map[string]string{}

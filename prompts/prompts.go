@@ -7,7 +7,10 @@ package prompts
 
 import (
 	"bytes"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -83,5 +86,35 @@ func Migration(in MigrationInput) (string, error) {
 	}
 	var b bytes.Buffer
 	err := templates.ExecuteTemplate(&b, "migration.md.tmpl", in)
+	return b.String(), err
+}
+
+// AlertInput is everything the alert prompt may contain. Data is the
+// alert's own fields, already cleaned of control and invisible characters
+// and capped (alerts.Clean); it goes into the prompt only inside a fence.
+type AlertInput struct {
+	Repo  string
+	Fired string // when the monitor fired, as Datadog gave it
+	Data  map[string]any
+}
+
+// Alert renders the prompt that asks the agent to fix the bug behind a
+// monitor alert. The alert's data is JSON inside a fence whose marker is
+// random, so no text in the alert can close the fence early.
+func Alert(in AlertInput) (string, error) {
+	if !repoName.MatchString(in.Repo) {
+		return "", fmt.Errorf("prompts: invalid repository %q", in.Repo)
+	}
+	data, err := json.MarshalIndent(in.Data, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	fence := "=====ALERT-DATA-" + hex.EncodeToString(nonce[:]) + "====="
+	var b bytes.Buffer
+	err = templates.ExecuteTemplate(&b, "alert.md.tmpl", map[string]any{
+		"Repo": in.Repo, "Fired": PlainLine(in.Fired, 40), "Fence": fence, "Data": string(data),
+	})
 	return b.String(), err
 }

@@ -16,6 +16,7 @@ const (
 	OutcomeFixed         Outcome = "fixed"
 	OutcomeNotFixed      Outcome = "not_fixed"
 	OutcomeNotReproduced Outcome = "not_reproduced"
+	OutcomeOutsideCode   Outcome = "outside_code" // an alert whose cause is not in the repository
 )
 
 // Result is the JSON block a fix run ends its answer with, after validation.
@@ -28,6 +29,7 @@ type Result struct {
 	FailuresBefore *int    `json:"failures_before,omitempty"`
 	FailuresAfter  *int    `json:"failures_after,omitempty"`
 	Runs           *int    `json:"runs,omitempty"`
+	Dependency     string  `json:"dependency,omitempty"` // what to check when the cause is outside the code
 }
 
 // ErrNoResultBlock means the answer did not end with a JSON block.
@@ -58,13 +60,14 @@ func ParseResult(answer string) (Result, error) {
 		FailuresBefore *float64 `json:"failures_before"`
 		FailuresAfter  *float64 `json:"failures_after"`
 		Runs           *float64 `json:"runs"`
+		Dependency     *string  `json:"dependency"`
 	}
 	if err := json.Unmarshal([]byte(blocks[len(blocks)-1][1]), &raw); err != nil {
 		return Result{}, fmt.Errorf("result block is not valid JSON: %w", err)
 	}
 	var r Result
 	switch o := Outcome(raw.Outcome); o {
-	case OutcomeFixed, OutcomeNotFixed, OutcomeNotReproduced:
+	case OutcomeFixed, OutcomeNotFixed, OutcomeNotReproduced, OutcomeOutsideCode:
 		r.Outcome = o
 	default:
 		return Result{}, fmt.Errorf("result block has unknown outcome “%s”", PlainLine(raw.Outcome, 40))
@@ -77,6 +80,9 @@ func ParseResult(answer string) (Result, error) {
 	}
 	if raw.Cause != nil {
 		r.Cause = PlainLine(*raw.Cause, MaxCauseLen)
+	}
+	if raw.Dependency != nil {
+		r.Dependency = PlainLine(*raw.Dependency, 200)
 	}
 	var err error
 	if r.Seed, err = count64("seed", raw.Seed); err != nil {

@@ -68,7 +68,7 @@ func FuzzParseResult(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if r.Outcome != OutcomeFixed && r.Outcome != OutcomeNotFixed && r.Outcome != OutcomeNotReproduced {
+		if r.Outcome != OutcomeFixed && r.Outcome != OutcomeNotFixed && r.Outcome != OutcomeNotReproduced && r.Outcome != OutcomeOutsideCode {
 			t.Fatalf("outcome %q accepted", r.Outcome)
 		}
 		if r.PRURL != "" && !pullURL.MatchString(r.PRURL) {

@@ -13,6 +13,7 @@ type Kind string
 const (
 	KindFlaky     Kind = "flaky"
 	KindMigration Kind = "migration" // a slow-query report after a merged migration
+	KindAlert     Kind = "alert"     // a fix for the bug behind a Datadog alert
 )
 
 // Run is one agent run as the ledger records it: enough to report its
@@ -32,6 +33,7 @@ type Run struct {
 
 	SessionID   string `json:"session_id,omitempty"`
 	ExecutionID string `json:"execution_id,omitempty"`
+	AlertID     string `json:"alert_id,omitempty"` // alert runs: the Datadog monitor's alert id
 	SessionURL  string `json:"session_url,omitempty"`
 
 	CreatedAt time.Time `json:"created_at"`

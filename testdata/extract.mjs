@@ -49,6 +49,8 @@ POST /repos/{owner}/{repo}/commits/{commit_sha}/comments
 GET /repos/{owner}/{repo}/commits/{commit_sha}/comments
 PATCH /repos/{owner}/{repo}/comments/{comment_id}
 GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls
+GET /repos/{owner}/{repo}/installation
+GET /repos/{owner}/{repo}/issues
 GET /app/hook/deliveries
 POST /app/hook/deliveries/{delivery_id}/attempts
 POST /app-manifests/{code}/conversions

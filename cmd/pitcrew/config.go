@@ -32,6 +32,7 @@ type Config struct {
 	RushWebhookSecret string
 
 	DatadogWebhookToken string
+	DatadogServiceRepos string // "service=owner/repo,..."
 }
 
 // defaults are the values the README's configuration table gives.
@@ -92,7 +93,7 @@ func (c *Config) fields() map[string]*string {
 		"GITHUB_V3_API_URL": &c.GitHubAPIURL, "REDIS_URL": &c.RedisURL,
 		"RUSH_API_URL": &c.RushAPIURL, "RUSH_ORG": &c.RushOrg, "RUSH_API_KEY": &c.RushAPIKey,
 		"RUSH_AGENT": &c.RushAgent, "RUSH_WEBHOOK_SECRET": &c.RushWebhookSecret,
-		"DATADOG_WEBHOOK_TOKEN": &c.DatadogWebhookToken,
+		"DATADOG_WEBHOOK_TOKEN": &c.DatadogWebhookToken, "DATADOG_SERVICE_REPOS": &c.DatadogServiceRepos,
 	}
 }
 
@@ -125,4 +126,21 @@ func (c Config) V4URL() string {
 		return strings.TrimSuffix(base, "/v3") + "/graphql"
 	}
 	return base + "/graphql"
+}
+
+// ServiceRepos parses DATADOG_SERVICE_REPOS ("hexpm=hexpm/hexpm,docs=hexpm/hexdocs").
+func (c Config) ServiceRepos() (map[string]string, error) {
+	out := map[string]string{}
+	for _, pair := range strings.Split(c.DatadogServiceRepos, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		svc, repo, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		owner, name, ok2 := strings.Cut(repo, "/")
+		if !ok || !ok2 || svc == "" || owner == "" || name == "" {
+			return nil, fmt.Errorf("DATADOG_SERVICE_REPOS: %q is not service=owner/repo", pair)
+		}
+		out[svc] = repo
+	}
+	return out, nil
 }

@@ -78,9 +78,17 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
+	serviceRepos, err := cfg.ServiceRepos()
+	if err != nil {
+		return err
+	}
+	if cfg.DatadogWebhookToken == "" {
+		log.Warn().Msg("DATADOG_WEBHOOK_TOKEN is unset: /api/datadog/hook refuses every request")
+	}
 	app, err := handlers.NewApp(handlers.Options{
 		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
 		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log,
+		DatadogToken: cfg.DatadogWebhookToken, DatadogServiceRepos: serviceRepos,
 	})
 	if err != nil {
 		return err

@@ -41,21 +41,22 @@ type GitHub struct {
 	t   testing.TB
 	ops []Operation
 
-	mu          sync.Mutex
-	requests    []Request
-	comments    map[int64]*Comment
-	nextID      int64
-	files       map[string]string           // "owner/repo:path" → content
-	repos       map[string]bool             // repositories that exist beyond those with files
-	permissions map[string]string           // login → permission
-	labels      map[string]bool             // "owner/repo:name"
-	jobs        map[string][]map[string]any // "runID/attempt" → jobs
-	jobLogs     map[int64]string
-	checkRuns   []map[string]any
-	issues      map[int]map[string]any
-	pullFiles   map[int][]map[string]any    // pull number → files
-	pullsOf     map[string][]map[string]any // commit → pull requests
-	commitNotes map[int64]*Comment          // commit comments (Repo holds the SHA)
+	mu           sync.Mutex
+	requests     []Request
+	comments     map[int64]*Comment
+	nextID       int64
+	files        map[string]string           // "owner/repo:path" → content
+	repos        map[string]bool             // repositories that exist beyond those with files
+	permissions  map[string]string           // login → permission
+	labels       map[string]bool             // "owner/repo:name"
+	jobs         map[string][]map[string]any // "runID/attempt" → jobs
+	jobLogs      map[int64]string
+	checkRuns    []map[string]any
+	issues       map[int]map[string]any
+	pullFiles    map[int][]map[string]any    // pull number → files
+	pullsOf      map[string][]map[string]any // commit → pull requests
+	commitNotes  map[int64]*Comment          // commit comments (Repo holds the SHA)
+	notInstalled map[string]bool
 }
 
 // NewGitHub starts the fake; it stops with the test.
@@ -66,7 +67,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -112,6 +113,13 @@ func (g *GitHub) SetPullFiles(number int, files ...string) {
 		out = append(out, file)
 	}
 	g.pullFiles[number] = out
+}
+
+// SetNotInstalled makes the app not installed on repo.
+func (g *GitHub) SetNotInstalled(repo string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.notInstalled[repo] = true
 }
 
 // SetMergedPullFor records that commit sha belongs to merged pull request n.
@@ -233,9 +241,10 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	auth := r.Header.Get("Authorization")
-	if strings.HasPrefix(op.Path, "/app") && !strings.HasPrefix(auth, "Bearer ") {
+	asApp := strings.HasPrefix(op.Path, "/app") || op.Path == "/repos/{owner}/{repo}/installation"
+	if asApp && !strings.HasPrefix(auth, "Bearer ") {
 		g.t.Errorf("GitHub fake: %s without an app JWT", op)
-	} else if !strings.HasPrefix(op.Path, "/app") && auth != "token ghs_fake_installation_token" {
+	} else if !asApp && auth != "token ghs_fake_installation_token" {
 		g.t.Errorf("GitHub fake: %s without the installation token (got %q)", op, auth)
 	}
 	p := pathParams(op.Path, r.URL.Path)
@@ -369,6 +378,23 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		}
 		g.labels[repo+":"+in.Name] = true
 		return 201, map[string]any{"name": in.Name, "color": in.Color, "description": in.Description}
+	case "GET /repos/{owner}/{repo}/installation":
+		if g.notInstalled[repo] {
+			return notFound()
+		}
+		return 200, map[string]any{"id": 42, "app_id": 1, "account": map[string]any{"login": p["owner"]}}
+	case "GET /repos/{owner}/{repo}/issues":
+		label := r.URL.Query().Get("labels")
+		out := []map[string]any{}
+		for n := 500; n < 500+len(g.issues); n++ {
+			is := g.issues[n]
+			for _, l := range is["labels"].([]any) {
+				if l.(map[string]any)["name"] == label && is["repo"] == repo {
+					out = append(out, is)
+				}
+			}
+		}
+		return 200, g.page(r, out)
 	case "POST /repos/{owner}/{repo}/issues":
 		var in map[string]any
 		_ = json.Unmarshal(body, &in)

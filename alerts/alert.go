@@ -1,0 +1,200 @@
+// Package alerts reads Datadog monitor webhooks: the payload template the
+// README gives users (whose field names are pitcrew's contract) and
+// Datadog's default body. It is its own package because the payload is
+// hostile input (alert messages can carry text from production requests)
+// and everything here is pure and fuzzed.
+package alerts
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Transitions Datadog sends in $ALERT_TRANSITION.
+const (
+	Triggered   = "Triggered"
+	ReTriggered = "Re-Triggered"
+	Renotify    = "Renotify"
+	Recovered   = "Recovered"
+	NoData      = "No Data"
+	ReNoData    = "Re-No Data"
+	Warn        = "Warn"
+	ReWarn      = "Re-Warn"
+)
+
+// Limits on what is kept of a payload.
+const (
+	MaxBody    = 1 << 20 // bytes accepted on the endpoint
+	maxField   = 300
+	maxMessage = 4000
+	maxTags    = 50
+)
+
+// Alert is one monitor notification, validated and trimmed.
+type Alert struct {
+	ID         string   `json:"alert_id"`        // the monitor's alert id ($ALERT_ID)
+	CycleKey   string   `json:"alert_cycle_key"` // one incident of the monitor; empty in the default body
+	Transition string   `json:"transition"`
+	Title      string   `json:"title"`
+	Message    string   `json:"message"`
+	Tags       []string `json:"tags"`
+	Link       string   `json:"link"`
+	Date       string   `json:"date"`
+	Priority   string   `json:"priority"`
+	EventType  string   `json:"event_type"`
+	Scope      string   `json:"scope"`
+	OrgID      string   `json:"org_id"`
+	// DefaultBody is true when Datadog's default payload was sent: no alert
+	// id or cycle key, so incidents are told apart by title alone.
+	DefaultBody bool `json:"default_body,omitempty"`
+}
+
+// ErrNotAlert is a body that is JSON but neither payload shape.
+var ErrNotAlert = errors.New("not a Datadog monitor payload: need alert_id and transition (pitcrew's template) or id and title (Datadog's default)")
+
+// Parse reads a webhook body in either shape.
+func Parse(body []byte) (Alert, error) {
+	var raw map[string]any
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return Alert{}, fmt.Errorf("payload is not a JSON object: %w", err)
+	}
+	str := func(k string, max int) string { return Clean(asString(raw[k]), max) }
+	a := Alert{
+		ID: str("alert_id", 64), CycleKey: str("alert_cycle_key", 128), Transition: str("transition", 32),
+		Title: str("title", maxField), Message: str("message", maxMessage), Link: str("link", maxField),
+		Date: str("date", 64), Priority: str("priority", 16), EventType: str("event_type", 64),
+		Scope: str("scope", maxField), OrgID: str("org_id", 64),
+	}
+	a.Tags = splitTags(asString(raw["tags"]))
+	if a.ID == "" && a.Transition == "" {
+		// Datadog's default body: id, title, body, event_type, date, last_updated, org.
+		a.DefaultBody = true
+		a.ID, a.Message = str("id", 64), str("body", maxMessage)
+		a.Transition = transitionFromTitle(a.Title)
+		if org, ok := raw["org"].(map[string]any); ok {
+			a.OrgID = Clean(asString(org["id"]), 64)
+		}
+		if a.ID == "" || a.Title == "" {
+			return Alert{}, ErrNotAlert
+		}
+	}
+	if a.ID == "" || a.Transition == "" {
+		return Alert{}, ErrNotAlert
+	}
+	if !strings.HasPrefix(a.Link, "https://") {
+		a.Link = ""
+	}
+	return a, nil
+}
+
+// IncidentKey identifies the incident an alert belongs to: the monitor's
+// alert id and cycle key; for the default body, the title without its
+// transition prefix.
+func (a Alert) IncidentKey() string {
+	if a.DefaultBody {
+		sum := sha256.Sum256([]byte(strings.TrimSpace(stripTransition(a.Title))))
+		return "title-" + hex.EncodeToString(sum[:8])
+	}
+	cycle := a.CycleKey
+	if cycle == "" {
+		cycle = "nocycle"
+	}
+	return safeKey(a.ID) + ":" + safeKey(cycle)
+}
+
+// Tag returns the value of the first tag named name ("service" for
+// "service:hexpm").
+func (a Alert) Tag(name string) string {
+	for _, t := range a.Tags {
+		if k, v, ok := strings.Cut(t, ":"); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// HasTag reports whether the alert carries tag exactly.
+func (a Alert) HasTag(tag string) bool {
+	for _, t := range a.Tags {
+		if t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// Clean makes outside text safe to store and to fence: no control or
+// invisible characters (newlines and tabs kept), valid UTF-8, at most max
+// runes.
+func Clean(s string, max int) string {
+	s = strings.ToValidUTF8(s, "")
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n >= max {
+			break
+		}
+		if r == '\n' || r == '\t' || (!unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) && r != '\u2028' && r != '\u2029') {
+			b.WriteRune(r)
+			n++
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func asString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return fmt.Sprintf("%.0f", x)
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func splitTags(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = Clean(t, 200); t != "" && len(out) < maxTags {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func safeKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// transitionFromTitle reads the "[Triggered] ..." prefix Datadog puts on
+// default-body titles.
+func transitionFromTitle(title string) string {
+	for _, t := range []string{ReTriggered, Triggered, Renotify, Recovered, ReNoData, NoData, ReWarn, Warn} {
+		if strings.HasPrefix(title, "["+t+"]") || strings.HasPrefix(title, "["+t+" on ") {
+			return t
+		}
+	}
+	return Triggered
+}
+
+func stripTransition(title string) string {
+	if strings.HasPrefix(title, "[") {
+		if i := strings.IndexByte(title, ']'); i > 0 {
+			return title[i+1:]
+		}
+	}
+	return title
+}
