@@ -36,8 +36,11 @@ type Options struct {
 	// repositories (owner/name).
 	DatadogToken        string
 	DatadogServiceRepos map[string]string
-	// PollEvery and MaxRunAge: see Base.
-	PollEvery, MaxRunAge time.Duration
+	// MaxRunAge: see Base. StaleAfter: see Reconciler. Schedule: how often
+	// the periodic tasks run. SweepLookBack: how far back the delivery
+	// sweeper reads (default 3 days).
+	MaxRunAge, StaleAfter, SweepLookBack time.Duration
+	Schedule                             Schedule
 	// ShutdownTimeout is how long tasks in flight may run after Shutdown
 	// before they are handed back to the queue; default 20 s.
 	ShutdownTimeout time.Duration
@@ -48,9 +51,12 @@ type App struct {
 	Handler http.Handler
 	Ledger  *runs.Ledger
 
-	queue  *asynq.Client
-	server *asynq.Server
-	mux    *asynq.ServeMux
+	queue        *asynq.Client
+	server       *asynq.Server
+	mux          *asynq.ServeMux
+	schedule     Schedule
+	log          zerolog.Logger
+	stopPeriodic context.CancelFunc
 }
 
 // NewApp wires the handlers together.
@@ -78,7 +84,7 @@ func NewApp(o Options) (*App, error) {
 	ledger := runs.NewLedger(o.Redis)
 	queue := asynq.NewClientFromRedisClient(o.Redis)
 	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
-		Queue: queue, PollEvery: o.PollEvery, MaxRunAge: o.MaxRunAge}
+		Queue: queue, MaxRunAge: o.MaxRunAge}
 
 	worker := NewDeliveryWorker(o.Redis,
 		&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base}, &Push{base}, &Installation{base}, &InstallationRepositories{base})
@@ -91,6 +97,8 @@ func NewApp(o Options) (*App, error) {
 	mux.Handle(TaskGitHubDelivery, worker)
 	mux.Handle(TaskSessionRefresh, &SessionRefresher{base})
 	mux.Handle(TaskDatadogAlert, &AlertReceived{Base: base, ServiceRepos: o.DatadogServiceRepos})
+	mux.Handle(TaskReconcileRuns, &Reconciler{Base: base, StaleAfter: o.StaleAfter})
+	mux.Handle(TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: metrics, LookBack: o.SweepLookBack})
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	intake := &Intake{Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics}
@@ -127,16 +135,34 @@ func NewApp(o Options) (*App, error) {
 		// Session polls are scheduled tasks; look for due ones often.
 		DelayedTaskCheckInterval: time.Second,
 	})
-	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: queue, server: server, mux: mux}, nil
+	if o.Schedule.SweepEvery <= 0 {
+		o.Schedule.SweepEvery = 5 * time.Minute
+	}
+	if o.Schedule.ReconcileEvery <= 0 {
+		o.Schedule.ReconcileEvery = 2 * time.Minute
+	}
+	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: queue, server: server, mux: mux, schedule: o.Schedule, log: o.Logger}, nil
 }
 
-// StartWorker starts taking tasks off the queue in the background.
-func (a *App) StartWorker() error { return a.server.Start(a.mux) }
+// StartWorker starts taking tasks off the queue, and scheduling the
+// periodic ones, in the background.
+func (a *App) StartWorker() error {
+	if err := a.server.Start(a.mux); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopPeriodic = cancel
+	go runPeriodic(ctx, a.queue, a.schedule, a.log)
+	return nil
+}
 
 // Shutdown stops the worker: tasks in flight get the shutdown timeout to
 // finish, and those that do not are handed back to the queue for another
 // worker.
 func (a *App) Shutdown() {
+	if a.stopPeriodic != nil {
+		a.stopPeriodic()
+	}
 	a.server.Shutdown()
 	a.queue.Close()
 }

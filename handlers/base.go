@@ -33,20 +33,11 @@ type Base struct {
 	AppSlug string
 	Now     func() time.Time
 
-	// Queue schedules follow-up work: the periodic read of running sessions.
+	// Queue schedules follow-up work.
 	Queue *asynq.Client
-	// PollEvery is how often a running session is read in case its
-	// callback is lost (default 10 minutes); MaxRunAge is when a session
-	// that never ends is reported failed (default 24 hours).
-	PollEvery time.Duration
+	// MaxRunAge is when a session that never ends is reported failed
+	// (default 24 hours).
 	MaxRunAge time.Duration
-}
-
-func (b *Base) pollEvery() time.Duration {
-	if b.PollEvery > 0 {
-		return b.PollEvery
-	}
-	return 10 * time.Minute
 }
 
 func (b *Base) maxRunAge() time.Duration {

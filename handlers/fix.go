@@ -38,6 +38,12 @@ func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, 
 		return entry, false, err
 	}
 	entry.Relation = claim
+	if claim != runs.ClaimLimited && run.InstallationID != req.Run.InstallationID {
+		// Only the installation that owns a run may see or steer it.
+		logFor(ctx).Warn().Str("run_id", run.ID).Msg("a signal from another installation named this run; ignored")
+		entry.Relation, entry.Note = runs.ClaimLimited, "not started: the run for this belongs to another installation"
+		return entry, false, nil
+	}
 	if claim == runs.ClaimLimited {
 		b.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
 		entry.Note = fmt.Sprintf("not started: the daily limit of %d runs for this repository is reached", req.DailyLimit)
@@ -90,7 +96,7 @@ func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, 
 	}
 	b.Metrics.Runs.WithLabelValues(kind, "started").Inc()
 	log.Info().Str("session_id", ses.ID).Msg("started sandbox session")
-	return entry, true, b.schedulePoll(ctx, ses.ID, 1)
+	return entry, true, nil
 }
 
 // fixRequest is one flaky test a signal (a label, a rerun that passed)

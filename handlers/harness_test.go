@@ -91,9 +91,11 @@ func newHarness(t testing.TB, startWorker bool, tune ...func(*Options)) *harness
 	}
 	h.opts = Options{
 		WebhookSecret: testWebhookSecret, RushWebhookSecret: testRushSecret, AppSlug: "pitcrew",
-		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testPrivateKey(t)),
-		Redis:         h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
+		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testPrivateKey(t),
+			githubapp.WithTransport(&RetryTransport{BaseDelay: time.Millisecond})),
+		Redis: h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
 		Concurrency: 8, PollInterval: 20 * time.Millisecond, ShutdownTimeout: 500 * time.Millisecond,
+		Schedule: Schedule{SweepEvery: time.Hour, ReconcileEvery: time.Hour},
 	}
 	for _, f := range tune {
 		f(&h.opts)

@@ -9,6 +9,10 @@ type Metrics struct {
 	Deliveries *prometheus.CounterVec // by event and outcome: queued, duplicate, rejected, error
 	Callbacks  *prometheus.CounterVec // sandbox callbacks by outcome
 	Runs       *prometheus.CounterVec // by kind and event: started, attached, cooldown, completed, not_reproduced, failed
+
+	SweptDeliveries prometheus.Counter     // deliveries read in the app's delivery log
+	Redeliveries    *prometheus.CounterVec // by outcome: asked, refused
+	Reconciled      prometheus.Counter     // runs without an outcome the reconciler read again
 }
 
 // NewMetrics registers pitcrew's series on reg.
@@ -18,6 +22,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Callbacks:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pitcrew_sandbox_callbacks_total", Help: "Sandbox callbacks received, by outcome."}, []string{"outcome"}),
 		Runs:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pitcrew_runs_total", Help: "Run events, by job kind and event."}, []string{"kind", "event"}),
 	}
-	reg.MustRegister(m.Deliveries, m.Callbacks, m.Runs)
+	m.SweptDeliveries = prometheus.NewCounter(prometheus.CounterOpts{Name: "pitcrew_sweeper_deliveries_checked_total", Help: "Deliveries the sweeper read in the app's delivery log."})
+	m.Redeliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pitcrew_sweeper_redeliveries_total", Help: "Redeliveries the sweeper asked GitHub for, by outcome."}, []string{"outcome"})
+	m.Reconciled = prometheus.NewCounter(prometheus.CounterOpts{Name: "pitcrew_reconciler_runs_total", Help: "Started runs the reconciler read again because no outcome had arrived."})
+	reg.MustRegister(m.Deliveries, m.Callbacks, m.Runs, m.SweptDeliveries, m.Redeliveries, m.Reconciled)
 	return m
 }

@@ -105,15 +105,20 @@ func TestSandboxErrorsAreRetriedWithTheSameKey(t *testing.T) {
 	}
 }
 
-func TestLostCallbackIsCaughtByThePoll(t *testing.T) {
-	h := newHarness(t, true, func(o *Options) { o.PollEvery = 300 * time.Millisecond })
+func fastReconciler(o *Options) {
+	o.Schedule = Schedule{SweepEvery: time.Hour, ReconcileEvery: 200 * time.Millisecond}
+	o.StaleAfter = 300 * time.Millisecond
+}
+
+func TestLostCallbackIsCaughtByTheReconciler(t *testing.T) {
+	h := newHarness(t, true, fastReconciler)
 	h.startOne(27)
 	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, fixedAnswer) // and no callback arrives
-	h.eventually("the poll to find the outcome", h.commentContains(27, "pull/1234"))
+	h.eventually("the reconciler to find the outcome", h.commentContains(27, "pull/1234"))
 }
 
 func TestSessionWithoutOutcomeFailsAfterMaxAge(t *testing.T) {
-	h := newHarness(t, true, func(o *Options) { o.PollEvery, o.MaxRunAge = 200*time.Millisecond, 500*time.Millisecond })
+	h := newHarness(t, true, fastReconciler, func(o *Options) { o.MaxRunAge = 500 * time.Millisecond })
 	h.startOne(28)
 	h.eventually("the run to be given up", h.commentContains(28, "the sandbox reported no outcome within 500ms"))
 }

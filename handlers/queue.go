@@ -58,12 +58,12 @@ func deliveryTask(event, id string, body []byte) *asynq.Task {
 		asynq.Retention(deliveryRetention), asynq.Timeout(5*time.Minute))
 }
 
-// refresh is the payload of a TaskSessionRefresh: read a session; Poll > 0
-// marks the periodic check that keeps going while the session runs, in
-// case its callback is lost.
+// refresh is the payload of a TaskSessionRefresh: read a session.
+// Reconcile marks the reconciler's read of a run whose callback may be
+// lost: a session still running past the maximum age is given up.
 type refresh struct {
 	SessionID string `json:"session_id"`
-	Poll      int    `json:"poll,omitempty"`
+	Reconcile bool   `json:"reconcile,omitempty"`
 }
 
 func refreshTask(r refresh, taskID string, opts ...asynq.Option) *asynq.Task {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 )
@@ -136,5 +137,28 @@ func TestDailyLimit(t *testing.T) {
 	}
 	if h.sandbox.SessionCount() != 1 {
 		t.Fatalf("%d sessions", h.sandbox.SessionCount())
+	}
+}
+
+func TestGitHubOutagesAndRateLimitsAreWaitedOut(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.FailNext(502, nil, 2)
+	h.gh.FailNext(403, map[string]string{"Retry-After": "1"}, 1)                                     // secondary rate limit
+	h.gh.FailNext(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "0"}, 1) // primary, already reset
+	h.startOne(80)
+	if n := h.gh.Count(opCreateComment); n != 1 || h.sandbox.SessionCount() != 1 {
+		t.Fatalf("%d comments, %d sessions", n, h.sandbox.SessionCount())
+	}
+}
+
+func TestGitHub404FailsTheStepAtOnce(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.FailNext(404, nil, 1) // the configuration read... and every retry would be the same
+	h.gh.FailNext(404, nil, 20)
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 81, flakyTest, ""))
+	h.eventually("the failure", func() bool { return strings.Contains(h.logs.String(), "handling delivery failed") })
+	time.Sleep(300 * time.Millisecond)
+	if n := strings.Count(h.logs.String(), "handling delivery failed"); n != 1 {
+		t.Fatalf("a 404 was retried: %d attempts", n)
 	}
 }

@@ -111,18 +111,14 @@ func (h *SessionRefresher) ProcessTask(ctx context.Context, t *asynq.Task) error
 			return err
 		}
 		if !run.State.Terminal() {
-			if task.Poll == 0 {
-				return nil // the poll chain goes on by itself
+			if !task.Reconcile || h.now().Sub(run.StartedAt) <= h.maxRunAge() {
+				return nil
 			}
-			if h.now().Sub(run.StartedAt) > h.maxRunAge() {
-				run, err = h.Ledger.Move(ctx, run.ID, runs.Failed, func(r *runs.Run) {
-					r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge())
-				})
-				if err != nil {
-					return err
-				}
-			} else {
-				return h.schedulePoll(ctx, sessionID, task.Poll+1)
+			run, err = h.Ledger.Move(ctx, run.ID, runs.Failed, func(r *runs.Run) {
+				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge())
+			})
+			if err != nil {
+				return err
 			}
 		}
 	}
@@ -213,16 +209,6 @@ func failureReason(result string) string {
 		return "the sandbox gave no reason"
 	}
 	return prompts.PlainLine(result, 300)
-}
-
-// schedulePoll queues the n-th periodic read of a running session.
-func (b *Base) schedulePoll(ctx context.Context, sessionID string, n int) error {
-	_, err := b.Queue.EnqueueContext(ctx, refreshTask(refresh{SessionID: sessionID, Poll: n},
-		fmt.Sprintf("poll:%s:%d", sessionID, n), asynq.ProcessIn(b.pollEvery())))
-	if isDuplicate(err) {
-		return nil
-	}
-	return err
 }
 
 // storeReport downloads the session's report artifact, found through the

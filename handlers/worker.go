@@ -2,9 +2,12 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
+	"github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
@@ -62,8 +65,28 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	start := time.Now()
 	if err := h.Handle(ctx, event, id, body); err != nil {
 		log.Error().Err(err).Msg("handling delivery failed")
+		if gitHubWillNotChange(err) {
+			return permanent(fmt.Errorf("%s %s: %w", event, id, err))
+		}
 		return fmt.Errorf("%s %s: %w", event, id, err)
 	}
 	log.Info().Dur("took", time.Since(start)).Msg("delivery handled")
 	return w.Redis.Set(ctx, processedKey(id), 1, processedTTL).Err()
+}
+
+// gitHubWillNotChange reports a GitHub answer that retrying cannot change:
+// 401, 404, 422, or 403 that is not a rate limit (those are waited out).
+func gitHubWillNotChange(err error) bool {
+	var e *github.ErrorResponse
+	if !errors.As(err, &e) || e.Response == nil {
+		return false
+	}
+	switch e.Response.StatusCode {
+	case http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity:
+		return true
+	case http.StatusForbidden:
+		_, limited := rateLimitWait(e.Response)
+		return !limited
+	}
+	return false
 }

@@ -47,7 +47,10 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 		return RerunPassed{}, false, fmt.Errorf("decoding workflow_run event: %w", err)
 	}
 	run := raw.GetWorkflowRun()
-	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 2 ||
+	// A run on a fork's pull request tests the fork's code: its failures
+	// are not this repository's flakes, and must not spend its runs.
+	fork := run.GetHeadRepository().GetFullName() != "" && run.GetHeadRepository().GetFullName() != raw.GetRepo().GetFullName()
+	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 2 || fork ||
 		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 || !validSHA(run.GetHeadSHA()) {
 		return RerunPassed{}, false, nil
 	}

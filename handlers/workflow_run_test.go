@@ -21,6 +21,7 @@ func rerunPassedEvent(t testing.TB, runID int64, sha string) []byte {
 	run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, 2, "success", "completed", sha, "CI"
 	repo := ev["repository"].(map[string]any)
 	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
+	run["head_repository"] = map[string]any{"full_name": "hexpm/hexpm"}
 	b, _ := json.Marshal(ev)
 	return b
 }
@@ -125,6 +126,10 @@ func TestParseRerunPassed(t *testing.T) {
 	}
 	if _, ok, _ := ParseRerunPassed(rerunPassedEvent(t, 7, "not-a-sha")); ok {
 		t.Fatal("accepted a bad head_sha")
+	}
+	fork := strings.Replace(string(rerunPassedEvent(t, 7, headSHA)), `"head_repository":{"full_name":"hexpm/hexpm"}`, `"head_repository":{"full_name":"mallory/hexpm"}`, 1)
+	if _, ok, _ := ParseRerunPassed([]byte(fork)); ok {
+		t.Fatal("accepted a rerun of a fork's pull request")
 	}
 }
 

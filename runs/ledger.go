@@ -46,6 +46,7 @@ func (l *Ledger) runKey(id string) string      { return l.prefix + "run:" + id }
 func (l *Ledger) pointerKey(key string) string { return l.prefix + "key:" + key }
 func (l *Ledger) genKey(key string) string     { return l.prefix + "gen:" + key }
 func (l *Ledger) sessionKey(id string) string  { return l.prefix + "session:" + id }
+func (l *Ledger) startedKey() string           { return l.prefix + "started" }
 
 // claimScript decides, atomically, whether a key gets a new run. It reads
 // the run the key points at; a live run, or an ended one still in its
@@ -180,6 +181,12 @@ func (l *Ledger) Update(ctx context.Context, id string, change func(*Run) error)
 			if next.SessionID != "" && next.SessionID != cur.SessionID {
 				p.Set(ctx, l.sessionKey(next.SessionID), id, Retention)
 			}
+			// Started runs are indexed by start time, for the reconciler.
+			if next.State == Started && next.SessionID != "" {
+				p.ZAdd(ctx, l.startedKey(), redis.Z{Score: float64(next.StartedAt.Unix()), Member: next.SessionID})
+			} else if next.State.Terminal() && cur.SessionID != "" {
+				p.ZRem(ctx, l.startedKey(), cur.SessionID)
+			}
 			return nil
 		})
 		out = next
@@ -210,4 +217,10 @@ func endedUnix(r Run) int64 {
 		return 0
 	}
 	return r.EndedAt.Unix()
+}
+
+// StartedBefore lists the sessions of runs started before cutoff that have
+// no outcome yet (at most limit, oldest first).
+func (l *Ledger) StartedBefore(ctx context.Context, cutoff time.Time, limit int64) ([]string, error) {
+	return l.rdb.ZRangeByScore(ctx, l.startedKey(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(cutoff.Unix(), 10), Count: limit}).Result()
 }

@@ -38,10 +38,16 @@ func TestClaimLifecycle(t *testing.T) {
 	if got, err := l.BySession(ctx, "ses_1"); err != nil || got.ID != first.ID {
 		t.Fatalf("BySession = %+v %v", got, err)
 	}
+	if ids, _ := l.StartedBefore(ctx, clock.Add(time.Second), 10); len(ids) != 1 || ids[0] != "ses_1" {
+		t.Fatalf("started index = %v", ids)
+	}
 	if _, err := l.Move(ctx, first.ID, Completed, nil); err != nil {
 		t.Fatal(err)
 	}
 
+	if ids, _ := l.StartedBefore(ctx, clock.Add(time.Second), 10); len(ids) != 0 {
+		t.Fatalf("an ended run is still indexed as started: %v", ids)
+	}
 	clock = clock.Add(59 * time.Minute)
 	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimCooldown || got.ID != first.ID {
 		t.Fatalf("claim within cooldown = %s %s", claim, got.ID)

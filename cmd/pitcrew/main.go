@@ -67,7 +67,8 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}
 	apiURL := strings.TrimRight(cfg.GitHubAPIURL, "/") + "/"
 	cc := githubapp.NewClientCreator(apiURL, cfg.V4URL(), appID, []byte(cfg.PrivateKey),
-		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(30*time.Second))
+		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(2*time.Minute),
+		githubapp.WithTransport(&handlers.RetryTransport{}))
 	slug, err := checkCredentials(ctx, cc)
 	if err != nil {
 		return err

@@ -1,7 +1,11 @@
 package testenv
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,6 +61,10 @@ type GitHub struct {
 	pullsOf      map[string][]map[string]any // commit → pull requests
 	commitNotes  map[int64]*Comment          // commit comments (Repo holds the SHA)
 	notInstalled map[string]bool
+	deliveries   []*Delivery
+	hookURL      string
+	hookSecret   string
+	failures     []failure // answers to give instead of the next calls
 }
 
 // NewGitHub starts the fake; it stops with the test.
@@ -113,6 +121,81 @@ func (g *GitHub) SetPullFiles(number int, files ...string) {
 		out = append(out, file)
 	}
 	g.pullFiles[number] = out
+}
+
+// Delivery is one attempt in the fake's webhook delivery log.
+type Delivery struct {
+	ID          int64
+	GUID, Event string
+	StatusCode  int // 0: no answer (connection refused, timeout)
+	DeliveredAt time.Time
+	Redelivery  bool
+	payload     []byte
+}
+
+type failure struct {
+	status  int
+	headers map[string]string
+}
+
+// FailNext makes the next API calls answer status with headers (e.g. 502,
+// or 403 with retry-after: a secondary rate limit), one call each.
+func (g *GitHub) FailNext(status int, headers map[string]string, times int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := 0; i < times; i++ {
+		g.failures = append(g.failures, failure{status, headers})
+	}
+}
+
+// SetHook is where, and with which secret, the fake delivers webhooks
+// (Deliver and redelivery attempts).
+func (g *GitHub) SetHook(url, secret string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.hookURL, g.hookSecret = url, secret
+}
+
+// Deliver sends a webhook as GitHub does (signed, with its guid) and
+// records the attempt in the delivery log; it returns the status code, 0
+// when nothing answered.
+func (g *GitHub) Deliver(event, guid string, payload []byte) int {
+	return g.deliver(event, guid, payload, false)
+}
+
+func (g *GitHub) deliver(event, guid string, payload []byte, redelivery bool) int {
+	g.mu.Lock()
+	url, secret := g.hookURL, g.hookSecret
+	g.mu.Unlock()
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(payload)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", guid)
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	code := 0
+	client := http.Client{Timeout: 10 * time.Second} // GitHub gives up after 10 s
+	if resp, err := client.Do(req); err == nil {
+		code = resp.StatusCode
+		resp.Body.Close()
+	}
+	g.mu.Lock()
+	g.deliveries = append(g.deliveries, &Delivery{ID: int64(len(g.deliveries) + 1), GUID: guid, Event: event, StatusCode: code,
+		DeliveredAt: time.Now(), Redelivery: redelivery, payload: payload})
+	g.mu.Unlock()
+	return code
+}
+
+// Deliveries returns the delivery log, oldest first.
+func (g *GitHub) Deliveries() []Delivery {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]Delivery, len(g.deliveries))
+	for i, d := range g.deliveries {
+		out[i] = *d
+	}
+	return out
 }
 
 // SetNotInstalled makes the app not installed on repo.
@@ -250,6 +333,16 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	p := pathParams(op.Path, r.URL.Path)
 	g.mu.Lock()
 	g.requests = append(g.requests, Request{Method: r.Method, Path: r.URL.Path, Operation: op.Path, Body: body})
+	if len(g.failures) > 0 && !strings.HasSuffix(op.Path, "/access_tokens") {
+		f := g.failures[0]
+		g.failures = g.failures[1:]
+		g.mu.Unlock()
+		for k, v := range f.headers {
+			w.Header().Set(k, v)
+		}
+		http.Error(w, `{"message":"fault injected by the test"}`, f.status)
+		return
+	}
 	status, resp := g.handle(r.Method+" "+op.Path, p, body, r)
 	g.mu.Unlock()
 	if to, ok := resp.(redirect); ok {
@@ -378,6 +471,40 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		}
 		g.labels[repo+":"+in.Name] = true
 		return 201, map[string]any{"name": in.Name, "color": in.Color, "description": in.Description}
+	case "GET /app/hook/deliveries":
+		// Newest first, paginated by an opaque cursor.
+		per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+		if per <= 0 || per > 100 {
+			per = 30
+		}
+		start, _ := strconv.Atoi(r.URL.Query().Get("cursor"))
+		var items []map[string]any
+		for i := len(g.deliveries) - 1 - start; i >= 0 && len(items) < per; i-- {
+			d := g.deliveries[i]
+			status := "OK"
+			if d.StatusCode < 200 || d.StatusCode > 299 {
+				status = "failed"
+			}
+			items = append(items, map[string]any{"id": d.ID, "guid": d.GUID, "delivered_at": d.DeliveredAt.UTC().Format(time.RFC3339),
+				"redelivery": d.Redelivery, "duration": 0.1, "status": status, "status_code": d.StatusCode, "event": d.Event, "action": nil,
+				"installation_id": 42, "repository_id": 1})
+		}
+		pg := paged{items: items}
+		if start+per < len(g.deliveries) {
+			pg.next = fmt.Sprintf("%s/app/hook/deliveries?per_page=%d&cursor=%d", g.URL, per, start+per)
+		}
+		if pg.items == nil {
+			pg.items = []map[string]any{}
+		}
+		return 200, pg
+	case "POST /app/hook/deliveries/{delivery_id}/attempts":
+		id, _ := strconv.ParseInt(p["delivery_id"], 10, 64)
+		if id < 1 || int(id) > len(g.deliveries) {
+			return notFound()
+		}
+		d := g.deliveries[id-1]
+		go g.deliver(d.Event, d.GUID, d.payload, true)
+		return 202, map[string]any{}
 	case "GET /repos/{owner}/{repo}/installation":
 		if g.notInstalled[repo] {
 			return notFound()

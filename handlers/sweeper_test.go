@@ -1,0 +1,37 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSweeperRedeliversWhatNeverGotAnOK(t *testing.T) {
+	h := newHarness(t, true, func(o *Options) { o.Schedule = Schedule{SweepEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour} })
+	// Two deliveries fail (pitcrew unreachable), one succeeds.
+	h.gh.SetHook("http://127.0.0.1:1/api/github/hook", testWebhookSecret)
+	missed := []string{newDeliveryID(), newDeliveryID()}
+	for i, id := range missed {
+		if code := h.gh.Deliver("issues", id, labeledEvent(t, "flaky", "alice", 70+i, "test/missed_test.exs:"+string(rune('1'+i)), "")); code != 0 {
+			t.Fatalf("delivery to a dead address answered %d", code)
+		}
+	}
+	h.gh.SetHook(h.server.URL+"/api/github/hook", testWebhookSecret)
+	if code := h.gh.Deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 72, "test/ok_test.exs:3", "")); code != 202 {
+		t.Fatalf("answered %d", code)
+	}
+	h.eventually("the missed deliveries to be redelivered and handled", func() bool { return h.sandbox.SessionCount() == 3 })
+	time.Sleep(time.Second) // more sweeps: each guid is asked for once
+	redeliveries := 0
+	for _, d := range h.gh.Deliveries() {
+		if d.Redelivery {
+			redeliveries++
+		}
+	}
+	if redeliveries != 2 || h.sandbox.SessionCount() != 3 {
+		t.Fatalf("%d redeliveries, %d sessions", redeliveries, h.sandbox.SessionCount())
+	}
+	if m := h.get("/metrics"); !strings.Contains(m, `pitcrew_sweeper_redeliveries_total{outcome="asked"} 2`) {
+		t.Fatalf("redeliveries not counted in /metrics:\n%s", m)
+	}
+}
