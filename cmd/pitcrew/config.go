@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -33,16 +34,30 @@ type Config struct {
 
 	DatadogWebhookToken string
 	DatadogServiceRepos string // "service=owner/repo,..."
+
+	// Operations (durations as Go parses them: "90s", "5m", "72h").
+	Workers        string // queue worker goroutines per replica
+	SweepEvery     string // delivery sweeper interval
+	SweepLookBack  string // how far back the sweeper reads the delivery log
+	ReconcileEvery string // lost-callback reconciler interval
+	StaleAfter     string // a started run without outcome is read again after this
+	MaxRunAge      string // a session running longer is reported failed
 }
 
 // defaults are the values the README's configuration table gives.
 var defaults = map[string]string{
-	"PITCREW_ADDR":       ":8080",
-	"PITCREW_PUBLIC_URL": "http://localhost:8080",
-	"PITCREW_LOG_LEVEL":  "info",
-	"GITHUB_V3_API_URL":  "https://api.github.com/",
-	"RUSH_API_URL":       "https://api.prix.dev",
-	"RUSH_AGENT":         "claude",
+	"PITCREW_ADDR":            ":8080",
+	"PITCREW_PUBLIC_URL":      "http://localhost:8080",
+	"PITCREW_LOG_LEVEL":       "info",
+	"GITHUB_V3_API_URL":       "https://api.github.com/",
+	"RUSH_API_URL":            "https://api.prix.dev",
+	"RUSH_AGENT":              "claude",
+	"PITCREW_WORKERS":         "10",
+	"PITCREW_SWEEP_EVERY":     "5m",
+	"PITCREW_SWEEP_LOOKBACK":  "72h",
+	"PITCREW_RECONCILE_EVERY": "2m",
+	"PITCREW_STALE_AFTER":     "10m",
+	"PITCREW_MAX_RUN_AGE":     "24h",
 }
 
 // LoadConfig reads file (if not empty), then the environment, then fills
@@ -94,6 +109,8 @@ func (c *Config) fields() map[string]*string {
 		"RUSH_API_URL": &c.RushAPIURL, "RUSH_ORG": &c.RushOrg, "RUSH_API_KEY": &c.RushAPIKey,
 		"RUSH_AGENT": &c.RushAgent, "RUSH_WEBHOOK_SECRET": &c.RushWebhookSecret,
 		"DATADOG_WEBHOOK_TOKEN": &c.DatadogWebhookToken, "DATADOG_SERVICE_REPOS": &c.DatadogServiceRepos,
+		"PITCREW_WORKERS": &c.Workers, "PITCREW_SWEEP_EVERY": &c.SweepEvery, "PITCREW_SWEEP_LOOKBACK": &c.SweepLookBack,
+		"PITCREW_RECONCILE_EVERY": &c.ReconcileEvery, "PITCREW_STALE_AFTER": &c.StaleAfter, "PITCREW_MAX_RUN_AGE": &c.MaxRunAge,
 	}
 }
 
@@ -143,4 +160,22 @@ func (c Config) ServiceRepos() (map[string]string, error) {
 		out[svc] = repo
 	}
 	return out, nil
+}
+
+// Durations parses the operational durations.
+func (c Config) Durations() (sweep, lookBack, reconcile, stale, maxAge time.Duration, err error) {
+	var errs []error
+	parse := func(name, v string) time.Duration {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: %q is not a positive duration", name, v))
+		}
+		return d
+	}
+	sweep = parse("PITCREW_SWEEP_EVERY", c.SweepEvery)
+	lookBack = parse("PITCREW_SWEEP_LOOKBACK", c.SweepLookBack)
+	reconcile = parse("PITCREW_RECONCILE_EVERY", c.ReconcileEvery)
+	stale = parse("PITCREW_STALE_AFTER", c.StaleAfter)
+	maxAge = parse("PITCREW_MAX_RUN_AGE", c.MaxRunAge)
+	return sweep, lookBack, reconcile, stale, maxAge, errors.Join(errs...)
 }

@@ -86,10 +86,20 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if cfg.DatadogWebhookToken == "" {
 		log.Warn().Msg("DATADOG_WEBHOOK_TOKEN is unset: /api/datadog/hook refuses every request")
 	}
+	sweep, lookBack, reconcile, stale, maxAge, err := cfg.Durations()
+	if err != nil {
+		return err
+	}
+	workers, err := strconv.Atoi(cfg.Workers)
+	if err != nil || workers < 1 {
+		return errors.New("PITCREW_WORKERS must be a positive number")
+	}
 	app, err := handlers.NewApp(handlers.Options{
 		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
-		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log,
+		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log, Concurrency: workers,
 		DatadogToken: cfg.DatadogWebhookToken, DatadogServiceRepos: serviceRepos,
+		Schedule:   handlers.Schedule{SweepEvery: sweep, ReconcileEvery: reconcile},
+		StaleAfter: stale, MaxRunAge: maxAge, SweepLookBack: lookBack,
 	})
 	if err != nil {
 		return err

@@ -53,9 +53,13 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	cfg := Config{Addr: addr, AppID: "1", WebhookSecret: "s", GitHubAPIURL: gh.URL + "/",
-		PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})),
-		RushAPIURL: sb.URL, RushOrg: sb.Org, RushAPIKey: sb.APIKey, RushWebhookSecret: "whsec_c2VjcmV0"}
+	env := map[string]string{"PITCREW_ADDR": addr, "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
+		"GITHUB_APP_PRIVATE_KEY": string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})),
+		"RUSH_API_URL": sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
+	cfg, err := LoadConfig("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, zerolog.Nop()) }()
@@ -83,8 +87,10 @@ func TestRunServesAndShutsDown(t *testing.T) {
 }
 
 func TestRunFailsFastOnBadKey(t *testing.T) {
-	cfg := Config{Addr: "127.0.0.1:0", AppID: "1", WebhookSecret: "s", GitHubAPIURL: "http://127.0.0.1:1/", PrivateKey: "not a key",
-		RushAPIURL: "http://127.0.0.1:1", RushOrg: "o", RushAPIKey: "k", RushWebhookSecret: "x"}
+	env := map[string]string{"PITCREW_ADDR": "127.0.0.1:0", "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s",
+		"GITHUB_V3_API_URL": "http://127.0.0.1:1/", "GITHUB_APP_PRIVATE_KEY": "not a key", "RUSH_API_URL": "http://127.0.0.1:1",
+		"RUSH_ORG": "o", "RUSH_API_KEY": "k", "RUSH_WEBHOOK_SECRET": "x"}
+	cfg, _ := LoadConfig("", func(k string) string { return env[k] })
 	err := run(context.Background(), cfg, zerolog.Nop())
 	if err == nil || strings.Contains(err.Error(), "not a key") {
 		t.Fatalf("run = %v", err)

@@ -28,6 +28,7 @@ type Sandbox struct {
 	startKeys   []string
 	byKey       map[string]string
 	failStarts  int
+	limited     int               // next start requests answered 429 with Retry-After: 1
 	artifacts   map[string]string // URL path → content
 	StartDelay  time.Duration
 	AfterCreate func() // called after a session is created, before the answer
@@ -46,6 +47,13 @@ func (s *Sandbox) FailNextStarts(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failStarts = n
+}
+
+// Slow429 makes the next n start requests answer 429 with Retry-After: 1.
+func (s *Sandbox) Slow429(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limited = n
 }
 
 // StartRequests returns the start requests received, retries included.
@@ -168,6 +176,13 @@ func (s *Sandbox) start(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.starts = append(s.starts, req)
 	s.startKeys = append(s.startKeys, key)
+	if s.limited > 0 {
+		s.limited--
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, `{"error":"rate limited"}`, http.StatusTooManyRequests)
+		return
+	}
 	if s.failStarts > 0 {
 		s.failStarts--
 		s.mu.Unlock()
