@@ -55,7 +55,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	l.Close()
 	env := map[string]string{"PITCREW_ADDR": addr, "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
 		"GITHUB_APP_PRIVATE_KEY": string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})),
-		"RUSH_API_URL": sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
+		"RUSH_API_URL":           sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
 	cfg, err := LoadConfig("", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
