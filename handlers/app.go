@@ -162,8 +162,8 @@ func (a *App) StartWorker() error {
 func (a *App) Shutdown() {
 	if a.stopPeriodic != nil {
 		a.stopPeriodic()
+		a.server.Shutdown()
 	}
-	a.server.Shutdown()
 	a.queue.Close()
 }
 

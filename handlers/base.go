@@ -6,10 +6,13 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/palantir/go-githubapp/appconfig"
 	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/runs"
@@ -54,12 +57,28 @@ func (b *Base) now() time.Time {
 	return time.Now()
 }
 
-// loadRepoConfig reads and strictly parses a repository's configuration.
-// A file that exists but cannot be used is a *ConfigError.
+// configTTL is how long a repository's configuration is reused before it
+// is read from GitHub again; a push that changes the file drops it sooner.
+const configTTL = 5 * time.Minute
+
+func configCacheName(repo Repo) string { return "config:" + strings.ToLower(repo.String()) }
+
+// loadRepoConfig reads and strictly parses a repository's configuration,
+// through a cache shared by the replicas (the file costs one to three API
+// calls to find). A file that exists but cannot be used is a *ConfigError.
 func (b *Base) loadRepoConfig(ctx context.Context, gh GitHub, repo Repo) (RepoConfig, error) {
-	raw, err := gh.LoadConfig(ctx, repo)
+	var raw appconfig.Config
+	cached, hit, err := b.Ledger.Cached(ctx, configCacheName(repo))
 	if err != nil {
-		return RepoConfig{}, fmt.Errorf("loading %s of %s: %w", ConfigPath, repo, err)
+		return RepoConfig{}, err
+	}
+	if !hit || json.Unmarshal(cached, &raw) != nil {
+		if raw, err = gh.LoadConfig(ctx, repo); err != nil {
+			return RepoConfig{}, fmt.Errorf("loading %s of %s: %w", ConfigPath, repo, err)
+		}
+		if enc, err := json.Marshal(raw); err == nil {
+			_ = b.Ledger.Cache(ctx, configCacheName(repo), enc, configTTL)
+		}
 	}
 	cfg, err := ParseRepoConfig(raw.Content)
 	if err != nil {

@@ -58,7 +58,17 @@ func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte)
 	if err != nil {
 		return permanent(err)
 	}
-	if !ok || !mayHoldMigrations(ev.Changed) {
+	if !ok {
+		return nil
+	}
+	for _, f := range ev.Changed {
+		if f.Path == ConfigPath {
+			if err := h.Ledger.Uncache(ctx, configCacheName(ev.Repo)); err != nil {
+				return err
+			}
+		}
+	}
+	if !mayHoldMigrations(ev.Changed) {
 		return nil
 	}
 	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Str("commit", ev.After).Logger().WithContext(ctx)

@@ -91,8 +91,8 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		return err
 	}
 	workers, err := strconv.Atoi(cfg.Workers)
-	if err != nil || workers < 1 {
-		return errors.New("PITCREW_WORKERS must be a positive number")
+	if err != nil || workers < 0 {
+		return errors.New("PITCREW_WORKERS must be 0 (take webhooks only) or more")
 	}
 	app, err := handlers.NewApp(handlers.Options{
 		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
@@ -104,8 +104,12 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if err := app.StartWorker(); err != nil {
-		return err
+	if workers > 0 {
+		if err := app.StartWorker(); err != nil {
+			return err
+		}
+	} else {
+		log.Info().Msg("PITCREW_WORKERS=0: this replica takes webhooks only; other replicas do the work")
 	}
 	defer app.Shutdown()
 

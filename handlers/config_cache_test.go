@@ -1,0 +1,37 @@
+package handlers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestConfigIsCachedUntilAPushChangesIt(t *testing.T) {
+	h := newHarness(t, true)
+	const opContents = "GET /repos/{owner}/{repo}/contents/{path}"
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  verify_runs: 60\n")
+	h.startOne(90)
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 91, "test/other_test.exs:3", ""))
+	h.eventually("the second run", h.commentContains(91, "the agent is working on it"))
+	if n := h.gh.Count(opContents); n != 1 {
+		t.Fatalf("configuration read %d times for two labels", n)
+	}
+	// A push to the default branch that changes the file drops the cache.
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  verify_runs: 70\n")
+	var push map[string]any
+	readJSON(t, "push.json", &push)
+	push["installation"] = map[string]any{"id": testInstallation}
+	push["ref"], push["after"] = "refs/heads/master", strings.Repeat("a", 40)
+	push["commits"] = []any{map[string]any{"id": strings.Repeat("a", 40), "added": []any{}, "modified": []any{".github/pitcrew.yml"}, "removed": []any{}}}
+	repo := push["repository"].(map[string]any)
+	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
+	b, _ := json.Marshal(push)
+	h.deliver("push", newDeliveryID(), b)
+	h.eventually("the push handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 3 })
+	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 92, "test/third_test.exs:4", ""))
+	h.eventually("the third run", func() bool { return h.sandbox.SessionCount() == 3 })
+	reqs, _ := h.sandbox.StartRequests()
+	if !strings.Contains(reqs[2].Input, "Run the test 70 times") || h.gh.Count(opContents) != 2 {
+		t.Fatalf("the changed configuration was not read again (%d reads)", h.gh.Count(opContents))
+	}
+}
