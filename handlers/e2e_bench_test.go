@@ -1,0 +1,106 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// commandCounter counts the Redis commands pitcrew sends (one per command,
+// pipelines counted by their commands) and the round trips they take.
+type commandCounter struct{ commands, trips atomic.Int64 }
+
+func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.commands.Add(1)
+		c.trips.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.commands.Add(int64(len(cmds)))
+		c.trips.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// BenchmarkEndToEnd drives each job from signed delivery to started session
+// against the fakes and a real Redis (set REDIS_URL), and reports triggers
+// per second, GitHub API calls per trigger (installation tokens not
+// counted; for labels and merges, up to the outcome on GitHub) and Redis
+// commands and round trips per trigger.
+//
+//	REDIS_URL=redis://127.0.0.1:6379 go test ./handlers -run '^$' -bench EndToEnd -benchtime 200x
+func BenchmarkEndToEnd(b *testing.B) {
+	jobs := []struct {
+		name    string
+		prepare func(h *harness, i int) (event string, payload []byte)
+		outcome func(h *harness, i int) bool // the answer is on GitHub; nil: count to the session only
+	}{
+		{"label", func(h *harness, i int) (string, []byte) {
+			return "issues", labeledEvent(b, "flaky", "alice", 1000+i, fmt.Sprintf("test/bench/t%d_test.exs:%d", i, i+1), "")
+		}, func(h *harness, i int) bool { return h.commentContains(1000+i, "pull/1234")() }},
+		{"rerun", func(h *harness, i int) (string, []byte) {
+			run := int64(5000 + i)
+			log := strings.ReplaceAll(fixture(b, "gha_fail_seed_1.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/r%d_test.exs:25", i))
+			h.gh.SetJob(run, 1, run, "test", "failure", log)
+			return "workflow_run", rerunPassedEvent(b, run, fmt.Sprintf("%040x", run))
+		}, nil},
+		{"merge", func(h *harness, i int) (string, []byte) {
+			h.gh.SetPullFiles(2000+i, fmt.Sprintf("added priv/repo/migrations/2026120%d_m.exs", i%10))
+			return "pull_request", mergedPullEvent(b, 2000+i, fmt.Sprintf("%040x", 9000+i))
+		}, func(h *harness, i int) bool { return h.commentContains(2000+i, "ended without producing")() }},
+	}
+	for _, job := range jobs {
+		b.Run(job.name, func(b *testing.B) {
+			h := newHarness(b, false, func(o *Options) { o.Concurrency = 16 })
+			h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "daily_limit: 1000\n")
+			counter := &commandCounter{}
+			h.redis.AddHook(counter)
+			h.startWorker(h.app)
+			events := make([]string, b.N)
+			payloads := make([][]byte, b.N)
+			for i := range payloads {
+				events[i], payloads[i] = job.prepare(h, i)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			for i := range payloads {
+				if code := h.deliver(events[i], newDeliveryID(), payloads[i]); code != 202 {
+					b.Fatalf("answered %d", code)
+				}
+			}
+			h.eventually("every session started", func() bool { return h.sandbox.SessionCount() == b.N })
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if job.outcome != nil {
+				for _, id := range h.sandbox.SessionIDs() {
+					h.sandbox.Finish(id, sandbox.StatusCompleted, fixedAnswer)
+					h.callback(sandbox.EventRunCompleted, id)
+				}
+				for i := 0; i < b.N; i++ {
+					h.eventually("the outcome", func() bool { return job.outcome(h, i) })
+				}
+			}
+			calls := 0
+			for _, r := range h.gh.Requests() {
+				if !strings.HasSuffix(r.Operation, "/access_tokens") {
+					calls++
+				}
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "triggers/s")
+			b.ReportMetric(float64(calls)/float64(b.N), "github-calls/trigger")
+			b.ReportMetric(float64(counter.commands.Load())/float64(b.N), "redis-cmds/trigger")
+			b.ReportMetric(float64(counter.trips.Load())/float64(b.N), "redis-trips/trigger")
+		})
+	}
+}
