@@ -36,6 +36,10 @@ type Options struct {
 	// repositories (owner/name).
 	DatadogToken        string
 	DatadogServiceRepos map[string]string
+	// EmbeddedRedis says Redis is the in-process one (shown on the status
+	// page); StatusToken protects the status page.
+	EmbeddedRedis bool
+	StatusToken   string
 	// MaxRunAge: see Base. StaleAfter: see Reconciler. Schedule: how often
 	// the periodic tasks run. SweepLookBack: how far back the delivery
 	// sweeper reads (default 3 days).
@@ -86,7 +90,7 @@ func NewApp(o Options) (*App, error) {
 	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
 		Queue: queue, MaxRunAge: o.MaxRunAge}
 
-	worker := NewDeliveryWorker(o.Redis,
+	worker := NewDeliveryWorker(o.Redis, ledger,
 		&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base}, &Push{base}, &Installation{base}, &InstallationRepositories{base})
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
@@ -113,6 +117,8 @@ func NewApp(o Options) (*App, error) {
 	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(githubHook, MaxGitHubBody), o.Logger))
 	routes.Handle("POST /api/datadog/hook", &DatadogHook{Token: o.DatadogToken, Queue: queue, Metrics: metrics, Logger: o.Logger})
 	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger})
+	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
+		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient})
 	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	routes.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Second)

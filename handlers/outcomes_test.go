@@ -139,3 +139,24 @@ func TestCommentCreatedButNotRecordedIsFoundNotDuplicated(t *testing.T) {
 		t.Fatalf("%d comments", n)
 	}
 }
+
+func TestStatusPageShowsRunsAndDeliveries(t *testing.T) {
+	h := newHarness(t, true, func(o *Options) { o.StatusToken = "" })
+	h.startOne(95)
+	page := h.get("/")
+	for _, want := range []string{"pitcrew · pitcrew", "external", "test/hexpm/web/controllers/package_controller_test.exs:42", "started", "hexpm/hexpm", "/s/ses_1", "issues", "handled"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("status page lacks %q", want)
+		}
+	}
+	// With a token set, the page needs it even from loopback.
+	guarded := newHarness(t, false, func(o *Options) { o.StatusToken = "status-secret" })
+	resp, _ := http.Get(guarded.server.URL + "/")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("without the token: %d", resp.StatusCode)
+	}
+	if !strings.Contains(guarded.get("/?token=status-secret"), "No runs yet") {
+		t.Fatal("with the token the page is not shown")
+	}
+}

@@ -12,6 +12,9 @@ import (
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
 )
 
 // DeliveryWorker takes stored deliveries off the queue and hands each to
@@ -19,12 +22,13 @@ import (
 // redelivered it after the intake's own dedup window) is skipped.
 type DeliveryWorker struct {
 	Redis    redis.UniversalClient
+	Ledger   *runs.Ledger
 	Handlers map[string]githubapp.EventHandler
 }
 
 // NewDeliveryWorker indexes handlers by the events they handle.
-func NewDeliveryWorker(rdb redis.UniversalClient, handlers ...githubapp.EventHandler) *DeliveryWorker {
-	w := &DeliveryWorker{Redis: rdb, Handlers: map[string]githubapp.EventHandler{}}
+func NewDeliveryWorker(rdb redis.UniversalClient, ledger *runs.Ledger, handlers ...githubapp.EventHandler) *DeliveryWorker {
+	w := &DeliveryWorker{Redis: rdb, Ledger: ledger, Handlers: map[string]githubapp.EventHandler{}}
 	for _, h := range handlers {
 		for _, e := range h.Handles() {
 			w.Handlers[e] = h
@@ -54,8 +58,14 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	record := func(outcome string) {
+		if w.Ledger != nil {
+			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()})
+		}
+	}
 	if done > 0 {
 		log.Info().Msg("delivery was already processed; skipping")
+		record("skipped: already processed")
 		return nil
 	}
 	h, ok := w.Handlers[event]
@@ -65,12 +75,14 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	start := time.Now()
 	if err := h.Handle(ctx, event, id, body); err != nil {
 		log.Error().Err(err).Msg("handling delivery failed")
+		record("failed: " + prompts.PlainLine(err.Error(), 120))
 		if gitHubWillNotChange(err) {
 			return permanent(fmt.Errorf("%s %s: %w", event, id, err))
 		}
 		return fmt.Errorf("%s %s: %w", event, id, err)
 	}
 	log.Info().Dur("took", time.Since(start)).Msg("delivery handled")
+	record("handled")
 	return w.Redis.Set(ctx, processedKey(id), 1, processedTTL).Err()
 }
 

@@ -47,6 +47,7 @@ func (l *Ledger) pointerKey(key string) string { return l.prefix + "key:" + key 
 func (l *Ledger) genKey(key string) string     { return l.prefix + "gen:" + key }
 func (l *Ledger) sessionKey(id string) string  { return l.prefix + "session:" + id }
 func (l *Ledger) startedKey() string           { return l.prefix + "started" }
+func (l *Ledger) recentKey() string            { return l.prefix + "recent-runs" }
 
 // claimScript decides, atomically, whether a key gets a new run. It reads
 // the run the key points at; a live run, or an ended one still in its
@@ -74,6 +75,8 @@ local rk = ARGV[3] .. id
 redis.call('HSET', rk, 'id', id, 'state', 'queued', 'ended_at', '0', 'json', ARGV[5])
 redis.call('EXPIRE', rk, ARGV[6])
 redis.call('SET', KEYS[1], id, 'EX', ARGV[6])
+redis.call('ZADD', KEYS[4], ARGV[1], id)
+redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -501)
 return {'new', id}
 `)
 
@@ -92,7 +95,7 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 		return Run{}, "", err
 	}
 	res, err := claimScript.Run(ctx, l.rdb,
-		[]string{l.pointerKey(r.Key), l.genKey(r.Key), l.dailyKey(r.Repo)},
+		[]string{l.pointerKey(r.Key), l.genKey(r.Key), l.dailyKey(r.Repo), l.recentKey()},
 		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second), dailyLimit,
 	).StringSlice()
 	if err != nil {
@@ -223,4 +226,61 @@ func endedUnix(r Run) int64 {
 // no outcome yet (at most limit, oldest first).
 func (l *Ledger) StartedBefore(ctx context.Context, cutoff time.Time, limit int64) ([]string, error) {
 	return l.rdb.ZRangeByScore(ctx, l.startedKey(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(cutoff.Unix(), 10), Count: limit}).Result()
+}
+
+// Recent lists the newest runs (at most limit; the ledger keeps 500).
+func (l *Ledger) Recent(ctx context.Context, limit int64) ([]Run, error) {
+	ids, err := l.rdb.ZRevRange(ctx, l.recentKey(), 0, limit-1).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []Run
+	for _, id := range ids {
+		r, err := l.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// DeliveryRecord is one GitHub delivery as the worker handled it.
+type DeliveryRecord struct {
+	ID      string    `json:"id"`
+	Event   string    `json:"event"`
+	Outcome string    `json:"outcome"` // handled, failed, skipped (already processed)
+	At      time.Time `json:"at"`
+}
+
+func (l *Ledger) deliveriesKey() string { return l.prefix + "recent-deliveries" }
+
+// RecordDelivery keeps the last 100 deliveries the workers handled.
+func (l *Ledger) RecordDelivery(ctx context.Context, d DeliveryRecord) error {
+	b, _ := json.Marshal(d)
+	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.LPush(ctx, l.deliveriesKey(), b)
+		p.LTrim(ctx, l.deliveriesKey(), 0, 99)
+		return nil
+	})
+	return err
+}
+
+// RecentDeliveries lists the last deliveries, newest first.
+func (l *Ledger) RecentDeliveries(ctx context.Context, limit int64) ([]DeliveryRecord, error) {
+	vals, err := l.rdb.LRange(ctx, l.deliveriesKey(), 0, limit-1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeliveryRecord, 0, len(vals))
+	for _, v := range vals {
+		var d DeliveryRecord
+		if json.Unmarshal([]byte(v), &d) == nil {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }

@@ -23,6 +23,16 @@ type Config struct {
 	PrivateKeyPath string
 	WebhookSecret  string
 	GitHubAPIURL   string
+	GitHubWebURL   string
+	ClientID       string
+	ClientSecret   string
+	// CredentialsFile is where the setup pages write the registered app's
+	// credentials; it is read at start when it exists.
+	CredentialsFile string
+	WebhookProxyURL string // a smee.io-style URL for the manifest's webhook, when developing
+	StatusToken     string // protects the status page; unset: loopback only
+
+	flagFile string // the -config file, kept to re-read after setup
 
 	RedisURL string // may hold a password
 
@@ -60,24 +70,53 @@ var defaults = map[string]string{
 	"PITCREW_MAX_RUN_AGE":     "24h",
 }
 
-// LoadConfig reads file (if not empty), then the environment, then fills
-// defaults. Unknown keys in the file are errors.
-func LoadConfig(file string, getenv func(string) string) (Config, error) {
+// configFiles lists the files to read: the credentials file the setup
+// pages wrote, when it exists, then the -config file.
+func configFiles(flagFile string, getenv func(string) string) []string {
+	creds := getenv("PITCREW_CREDENTIALS_FILE")
+	if creds == "" {
+		creds = defaults["PITCREW_CREDENTIALS_FILE"]
+	}
+	var files []string
+	if _, err := os.Stat(creds); err == nil {
+		files = append(files, creds)
+	}
+	if flagFile != "" {
+		files = append(files, flagFile)
+	}
+	return files
+}
+
+// ConfigFiles is configFiles for this configuration.
+func (c Config) ConfigFiles() []string {
+	return configFiles(c.flagFile, func(k string) string {
+		if k == "PITCREW_CREDENTIALS_FILE" {
+			return c.CredentialsFile
+		}
+		return ""
+	})
+}
+
+// LoadConfig reads the files in order (later ones win), then the
+// environment, then fills defaults. Unknown keys in a file are errors.
+func LoadConfig(files []string, getenv func(string) string) (Config, error) {
 	values := map[string]string{}
-	if file != "" {
+	var c Config
+	fields := c.fields()
+	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return Config{}, fmt.Errorf("reading config file: %w", err)
 		}
-		if err := yaml.Unmarshal(b, &values); err != nil {
+		var m map[string]string
+		if err := yaml.Unmarshal(b, &m); err != nil {
 			return Config{}, fmt.Errorf("config file %s: %w", file, err)
 		}
-	}
-	var c Config
-	fields := c.fields()
-	for k := range values {
-		if _, ok := fields[k]; !ok {
-			return Config{}, fmt.Errorf("config file %s: unknown key %s", file, k)
+		for k, v := range m {
+			if _, ok := fields[k]; !ok {
+				return Config{}, fmt.Errorf("config file %s: unknown key %s", file, k)
+			}
+			values[k] = v
 		}
 	}
 	for name, ptr := range fields {
@@ -99,6 +138,12 @@ func LoadConfig(file string, getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
+// MissingGitHubApp reports whether no GitHub App is configured at all:
+// pitcrew then starts in setup mode.
+func (c Config) MissingGitHubApp() bool {
+	return c.AppID == "" && c.PrivateKey == "" && c.WebhookSecret == ""
+}
+
 // fields maps each variable name to its field.
 func (c *Config) fields() map[string]*string {
 	return map[string]*string{
@@ -106,6 +151,8 @@ func (c *Config) fields() map[string]*string {
 		"GITHUB_APP_INTEGRATION_ID": &c.AppID, "GITHUB_APP_PRIVATE_KEY": &c.PrivateKey,
 		"GITHUB_APP_PRIVATE_KEY_PATH": &c.PrivateKeyPath, "GITHUB_APP_WEBHOOK_SECRET": &c.WebhookSecret,
 		"GITHUB_V3_API_URL": &c.GitHubAPIURL, "REDIS_URL": &c.RedisURL,
+		"GITHUB_WEB_URL": &c.GitHubWebURL, "GITHUB_APP_CLIENT_ID": &c.ClientID, "GITHUB_APP_CLIENT_SECRET": &c.ClientSecret,
+		"PITCREW_CREDENTIALS_FILE": &c.CredentialsFile, "PITCREW_WEBHOOK_PROXY_URL": &c.WebhookProxyURL, "PITCREW_STATUS_TOKEN": &c.StatusToken,
 		"RUSH_API_URL": &c.RushAPIURL, "RUSH_ORG": &c.RushOrg, "RUSH_API_KEY": &c.RushAPIKey,
 		"RUSH_AGENT": &c.RushAgent, "RUSH_WEBHOOK_SECRET": &c.RushWebhookSecret,
 		"DATADOG_WEBHOOK_TOKEN": &c.DatadogWebhookToken, "DATADOG_SERVICE_REPOS": &c.DatadogServiceRepos,

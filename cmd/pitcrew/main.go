@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,8 +22,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew"
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/sandbox"
+	"github.com/pitcrew/pitcrew/setup"
 )
 
 func main() {
@@ -37,13 +40,11 @@ func main() {
 	configFile := flag.String("config", "", "optional YAML file setting the same keys as the environment")
 	flag.Parse()
 	log := zerolog.New(os.Stdout).With().Timestamp().Logger()
-	cfg, err := LoadConfig(*configFile, os.Getenv)
-	if err == nil {
-		err = cfg.Validate()
-	}
+	cfg, err := LoadConfig(configFiles(*configFile, os.Getenv), os.Getenv)
 	if err != nil {
 		log.Fatal().Err(err).Msg("pitcrew cannot start")
 	}
+	cfg.flagFile = *configFile
 	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
 		log = log.Level(lvl)
 	}
@@ -61,67 +62,44 @@ func main() {
 }
 
 // run serves until ctx is cancelled, then shuts down in bounded time.
+// Without GitHub App credentials it serves the setup pages first, and
+// switches to serving webhooks once the app is registered.
 func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
-	rdb, closeRedis, err := openRedis(ctx, cfg.RedisURL, log)
-	if err != nil {
-		return err
-	}
-	defer closeRedis()
-
-	appID, err := strconv.ParseInt(cfg.AppID, 10, 64)
-	if err != nil {
-		return errors.New("GITHUB_APP_INTEGRATION_ID must be a number")
-	}
-	apiURL := strings.TrimRight(cfg.GitHubAPIURL, "/") + "/"
-	cc := githubapp.NewClientCreator(apiURL, cfg.V4URL(), appID, []byte(cfg.PrivateKey),
-		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(2*time.Minute),
-		githubapp.WithTransport(&handlers.RetryTransport{}))
-	slug, err := checkCredentials(ctx, cc)
-	if err != nil {
-		return err
-	}
-	log.Info().Str("app", slug).Msg("GitHub accepted the app's credentials")
-
-	sb, err := sandbox.NewClient(sandbox.Config{BaseURL: cfg.RushAPIURL, Org: cfg.RushOrg, APIKey: cfg.RushAPIKey, Agent: cfg.RushAgent})
-	if err != nil {
-		return err
-	}
-	serviceRepos, err := cfg.ServiceRepos()
-	if err != nil {
-		return err
-	}
-	if cfg.DatadogWebhookToken == "" {
-		log.Warn().Msg("DATADOG_WEBHOOK_TOKEN is unset: /api/datadog/hook refuses every request")
-	}
-	sweep, lookBack, reconcile, stale, maxAge, err := cfg.Durations()
-	if err != nil {
-		return err
-	}
-	workers, err := strconv.Atoi(cfg.Workers)
-	if err != nil || workers < 0 {
-		return errors.New("PITCREW_WORKERS must be 0 (take webhooks only) or more")
-	}
-	app, err := handlers.NewApp(handlers.Options{
-		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
-		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log, Concurrency: workers,
-		DatadogToken: cfg.DatadogWebhookToken, DatadogServiceRepos: serviceRepos,
-		Schedule:   handlers.Schedule{SweepEvery: sweep, ReconcileEvery: reconcile},
-		StaleAfter: stale, MaxRunAge: maxAge, SweepLookBack: lookBack,
-	})
-	if err != nil {
-		return err
-	}
-	if workers > 0 {
-		if err := app.StartWorker(); err != nil {
+	var handler swapHandler
+	var stopApp func()
+	defer func() {
+		if stopApp != nil {
+			stopApp()
+		}
+	}()
+	if cfg.MissingGitHubApp() {
+		handler.set(setupServer(cfg, log, func(registered Config) error {
+			if err := registered.Validate(); err != nil {
+				return fmt.Errorf("set the rest of the configuration and restart pitcrew (%v)", err)
+			}
+			h, stop, err := startApp(ctx, registered, log)
+			if err != nil {
+				return err
+			}
+			handler.set(h)
+			stopApp = stop
+			return nil
+		}))
+		log.Warn().Str("url", cfg.PublicURL).Msg("no GitHub App configured: setup mode; open this URL to register pitcrew")
+	} else {
+		if err := cfg.Validate(); err != nil {
 			return err
 		}
-	} else {
-		log.Info().Msg("PITCREW_WORKERS=0: this replica takes webhooks only; other replicas do the work")
+		h, stop, err := startApp(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		handler.set(h)
+		stopApp = stop
 	}
-	defer app.Shutdown()
 
 	srv := &http.Server{
-		Addr: cfg.Addr, Handler: app.Handler,
+		Addr: cfg.Addr, Handler: &handler,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
 	}
@@ -137,6 +115,110 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// startApp connects everything and starts the workers; stop undoes it.
+func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http.Handler, stop func(), err error) {
+	var cleanups []func()
+	undo := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			undo()
+		}
+	}()
+	rdb, closeRedis, err := openRedis(ctx, cfg.RedisURL, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanups = append(cleanups, closeRedis)
+
+	appID, err := strconv.ParseInt(cfg.AppID, 10, 64)
+	if err != nil {
+		return nil, nil, errors.New("GITHUB_APP_INTEGRATION_ID must be a number")
+	}
+	apiURL := strings.TrimRight(cfg.GitHubAPIURL, "/") + "/"
+	cc := githubapp.NewClientCreator(apiURL, cfg.V4URL(), appID, []byte(cfg.PrivateKey),
+		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(2*time.Minute),
+		githubapp.WithTransport(&handlers.RetryTransport{}))
+	slug, err := checkCredentials(ctx, cc)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info().Str("app", slug).Msg("GitHub accepted the app's credentials")
+
+	sb, err := sandbox.NewClient(sandbox.Config{BaseURL: cfg.RushAPIURL, Org: cfg.RushOrg, APIKey: cfg.RushAPIKey, Agent: cfg.RushAgent})
+	if err != nil {
+		return nil, nil, err
+	}
+	serviceRepos, err := cfg.ServiceRepos()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.DatadogWebhookToken == "" {
+		log.Warn().Msg("DATADOG_WEBHOOK_TOKEN is unset: /api/datadog/hook refuses every request")
+	}
+	sweep, lookBack, reconcile, stale, maxAge, err := cfg.Durations()
+	if err != nil {
+		return nil, nil, err
+	}
+	workers, err := strconv.Atoi(cfg.Workers)
+	if err != nil || workers < 0 {
+		return nil, nil, errors.New("PITCREW_WORKERS must be 0 (take webhooks only) or more")
+	}
+	app, err := handlers.NewApp(handlers.Options{
+		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
+		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log, Concurrency: workers,
+		DatadogToken: cfg.DatadogWebhookToken, DatadogServiceRepos: serviceRepos,
+		Schedule:   handlers.Schedule{SweepEvery: sweep, ReconcileEvery: reconcile},
+		StaleAfter: stale, MaxRunAge: maxAge, SweepLookBack: lookBack,
+		EmbeddedRedis: cfg.RedisURL == "", StatusToken: cfg.StatusToken,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanups = append(cleanups, app.Shutdown)
+	if workers > 0 {
+		if err := app.StartWorker(); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		log.Info().Msg("PITCREW_WORKERS=0: this replica takes webhooks only; other replicas do the work")
+	}
+	return app.Handler, undo, nil
+}
+
+// swapHandler lets the server switch from the setup pages to the app
+// without a restart.
+type swapHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (s *swapHandler) set(h http.Handler) { s.h.Store(&h) }
+
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
+
+// setupServer serves the registration pages; registered gets the
+// configuration re-read with the new credentials.
+func setupServer(cfg Config, log zerolog.Logger, registered func(Config) error) http.Handler {
+	manifest, err := setup.BuildManifest(pitcrew.AppManifest, cfg.PublicURL, cfg.WebhookProxyURL)
+	if err != nil {
+		panic(err) // app.yml is embedded: a broken one fails every test
+	}
+	return &setup.Server{
+		Manifest: manifest, GitHubWebURL: cfg.GitHubWebURL, GitHubAPIURL: cfg.GitHubAPIURL, CredentialsPath: cfg.CredentialsFile,
+		Registered: func(setup.Credentials) error {
+			next, err := LoadConfig(cfg.ConfigFiles(), os.Getenv)
+			if err != nil {
+				return err
+			}
+			next.flagFile = cfg.flagFile
+			return registered(next)
+		},
+	}
 }
 
 // openRedis connects to REDIS_URL, or starts an embedded Redis when it is

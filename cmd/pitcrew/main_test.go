@@ -26,7 +26,7 @@ func TestLoadConfig(t *testing.T) {
 	file := filepath.Join(dir, "pitcrew.yml")
 	os.WriteFile(file, []byte("PITCREW_ADDR: \":9000\"\nRUSH_ORG: from-file\n"), 0o600)
 	env := map[string]string{"RUSH_ORG": "from-env"}
-	c, err := LoadConfig(file, func(k string) string { return env[k] })
+	c, err := LoadConfig([]string{file}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatalf("Validate = %v", err)
 	}
 	os.WriteFile(file, []byte("PITCREW_ADR: x\n"), 0o600)
-	if _, err := LoadConfig(file, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "unknown key PITCREW_ADR") {
+	if _, err := LoadConfig([]string{file}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "unknown key PITCREW_ADR") {
 		t.Fatalf("typo accepted: %v", err)
 	}
 	if got := (Config{GitHubAPIURL: "https://ghe.example.com/api/v3/"}).V4URL(); got != "https://ghe.example.com/api/graphql" {
@@ -56,7 +56,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	env := map[string]string{"PITCREW_ADDR": addr, "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
 		"GITHUB_APP_PRIVATE_KEY": string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})),
 		"RUSH_API_URL":           sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
-	cfg, err := LoadConfig("", func(k string) string { return env[k] })
+	cfg, err := LoadConfig(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestRunFailsFastOnBadKey(t *testing.T) {
 	env := map[string]string{"PITCREW_ADDR": "127.0.0.1:0", "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s",
 		"GITHUB_V3_API_URL": "http://127.0.0.1:1/", "GITHUB_APP_PRIVATE_KEY": "not a key", "RUSH_API_URL": "http://127.0.0.1:1",
 		"RUSH_ORG": "o", "RUSH_API_KEY": "k", "RUSH_WEBHOOK_SECRET": "x"}
-	cfg, _ := LoadConfig("", func(k string) string { return env[k] })
+	cfg, _ := LoadConfig(nil, func(k string) string { return env[k] })
 	err := run(context.Background(), cfg, zerolog.Nop())
 	if err == nil || strings.Contains(err.Error(), "not a key") {
 		t.Fatalf("run = %v", err)

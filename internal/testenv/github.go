@@ -61,6 +61,11 @@ type GitHub struct {
 	pullsOf      map[string][]map[string]any // commit → pull requests
 	commitNotes  map[int64]*Comment          // commit comments (Repo holds the SHA)
 	notInstalled map[string]bool
+	// ManifestCode is the code GitHub's manifest flow hands the user back
+	// with; AppKeyPEM is the private key its conversion returns.
+	ManifestCode string
+	AppKeyPEM    []byte
+	manifestUsed bool
 	deliveries   []*Delivery
 	hookURL      string
 	hookSecret   string
@@ -324,8 +329,10 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	auth := r.Header.Get("Authorization")
-	asApp := strings.HasPrefix(op.Path, "/app") || op.Path == "/repos/{owner}/{repo}/installation"
-	if asApp && !strings.HasPrefix(auth, "Bearer ") {
+	asApp := (strings.HasPrefix(op.Path, "/app/") || op.Path == "/app" || op.Path == "/repos/{owner}/{repo}/installation")
+	if strings.HasPrefix(op.Path, "/app-manifests/") {
+		// The manifest conversion is unauthenticated: the code is the secret.
+	} else if asApp && !strings.HasPrefix(auth, "Bearer ") {
 		g.t.Errorf("GitHub fake: %s without an app JWT", op)
 	} else if !asApp && auth != "token ghs_fake_installation_token" {
 		g.t.Errorf("GitHub fake: %s without the installation token (got %q)", op, auth)
@@ -471,6 +478,16 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		}
 		g.labels[repo+":"+in.Name] = true
 		return 201, map[string]any{"name": in.Name, "color": in.Color, "description": in.Description}
+	case "GET /app/installations":
+		return 200, []map[string]any{{"id": 42, "account": map[string]any{"login": "hexpm", "type": "Organization"}, "app_id": 1}}
+	case "POST /app-manifests/{code}/conversions":
+		if p["code"] != g.ManifestCode || g.manifestUsed {
+			return notFound()
+		}
+		g.manifestUsed = true
+		return 201, map[string]any{"id": 1, "slug": "pitcrew-test", "name": "pitcrew-test", "html_url": g.URL + "/apps/pitcrew-test",
+			"pem": string(g.AppKeyPEM), "webhook_secret": "secret-from-github", "client_id": "Iv1.test", "client_secret": "client-secret-from-github",
+			"owner": map[string]any{"login": "hexpm"}}
 	case "GET /app/hook/deliveries":
 		// Newest first, paginated by an opaque cursor.
 		per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))

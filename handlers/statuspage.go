@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+	"github.com/hibiken/asynq"
+
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// StatusPage is GET /: what pitcrew is doing, for an operator. It is
+// reachable with the configured token (?token= or a bearer header), or,
+// without one, from loopback only.
+type StatusPage struct {
+	Token     string
+	AppSlug   string
+	Embedded  bool // Redis is the in-process one
+	Ledger    *runs.Ledger
+	Inspector *asynq.Inspector
+	AppClient func() (*github.Client, error)
+	now       func() time.Time
+}
+
+func (p *StatusPage) allowed(r *http.Request) bool {
+	if p.Token == "" {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		ip := net.ParseIP(host)
+		return ip != nil && ip.IsLoopback()
+	}
+	got := r.URL.Query().Get("token")
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		got = strings.TrimPrefix(h, "Bearer ")
+	}
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(p.Token))
+	return got != "" && subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+type statusRun struct {
+	Kind, State, Repo, Subject, SubjectURL, SessionURL, Age string
+}
+
+func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.allowed(r) {
+		http.Error(w, "the status page needs PITCREW_STATUS_TOKEN (or a loopback address when none is set)", http.StatusForbidden)
+		return
+	}
+	ctx := r.Context()
+	now := time.Now()
+	data := map[string]any{"App": p.AppSlug, "Embedded": p.Embedded, "Depth": queueDepth(p.Inspector)}
+	if client, err := p.AppClient(); err == nil {
+		if insts, _, err := client.Apps.ListInstallations(ctx, &github.ListOptions{PerPage: 100}); err == nil {
+			var names []string
+			for _, in := range insts {
+				names = append(names, in.GetAccount().GetLogin())
+			}
+			data["Installations"] = names
+		} else {
+			data["InstallationsError"] = "GitHub did not list the installations"
+		}
+	}
+	recent, err := p.Ledger.Recent(ctx, 50)
+	if err != nil {
+		http.Error(w, "Redis is unreachable", http.StatusServiceUnavailable)
+		return
+	}
+	byKind := map[string][]statusRun{}
+	for _, run := range recent {
+		byKind[string(run.Kind)] = append(byKind[string(run.Kind)], describeForStatus(run, now))
+	}
+	data["Runs"] = byKind
+	data["Deliveries"], _ = p.Ledger.RecentDeliveries(ctx, 30)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	if err := statusTemplate.Execute(w, data); err != nil {
+		fmt.Fprintln(w, "page error")
+	}
+}
+
+func describeForStatus(r runs.Run, now time.Time) statusRun {
+	s := statusRun{Kind: string(r.Kind), State: string(r.State), Repo: r.Repo, SessionURL: r.SessionURL, Age: now.Sub(r.CreatedAt).Round(time.Second).String()}
+	switch {
+	case r.Kind == runs.KindFlaky:
+		s.Subject = r.Test
+	case r.Kind == runs.KindMigration:
+		s.Subject = strings.Join(r.Files, ", ")
+	case r.Kind == runs.KindAlert:
+		s.Subject = "alert " + r.AlertID
+	}
+	if r.Issue != 0 {
+		s.SubjectURL = fmt.Sprintf("https://github.com/%s/issues/%d", r.Repo, r.Issue)
+	}
+	return s
+}
+
+var statusTemplate = template.Must(template.New("status").Parse(`<!doctype html><html><head><meta charset="utf-8"><title>pitcrew</title>
+<style>body{font:14px/1.5 system-ui,sans-serif;margin:2em;color:#1f2328} table{border-collapse:collapse;margin-bottom:1.5em}
+td,th{border-bottom:1px solid #d0d7de;padding:.2em .8em;text-align:left} h2{margin-top:1.5em} .muted{color:#59636e}</style></head><body>
+<h1>pitcrew{{with .App}} · {{.}}{{end}}</h1>
+<p>Installations: {{range $i, $n := .Installations}}{{if $i}}, {{end}}{{$n}}{{else}}<span class="muted">{{or .InstallationsError "none yet"}}</span>{{end}}</p>
+<p>Redis: {{if .Embedded}}embedded (state is lost on restart){{else}}external{{end}} · queue depth: <span id="depth">{{.Depth}}</span></p>
+<h2>Recent runs</h2>
+{{range $kind, $runs := .Runs}}<h3>{{$kind}}</h3><table id="runs-{{$kind}}"><tr><th>state</th><th>repository</th><th>subject</th><th>age</th><th>links</th></tr>
+{{range $runs}}<tr><td>{{.State}}</td><td>{{.Repo}}</td><td>{{.Subject}}</td><td>{{.Age}}</td><td>{{with .SubjectURL}}<a href="{{.}}">issue/PR</a>{{end}} {{with .SessionURL}}<a href="{{.}}">session</a>{{end}}</td></tr>
+{{end}}</table>{{else}}<p class="muted">No runs yet.</p>{{end}}
+<h2>Recent deliveries</h2>
+<table id="deliveries"><tr><th>delivery</th><th>event</th><th>outcome</th><th>at</th></tr>
+{{range .Deliveries}}<tr><td>{{.ID}}</td><td>{{.Event}}</td><td>{{.Outcome}}</td><td>{{.At.Format "15:04:05"}}</td></tr>
+{{else}}<tr><td colspan="4" class="muted">None yet.</td></tr>{{end}}</table>
+</body></html>`))

@@ -1,0 +1,35 @@
+package setup
+
+import "html/template"
+
+const style = `<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em;color:#1f2328}
+button{font-size:1em;padding:.5em 1.2em;background:#1f883d;color:#fff;border:0;border-radius:6px;cursor:pointer}
+.err{background:#ffebe9;border:1px solid #ff8182;padding:.5em 1em;border-radius:6px} code{background:#f6f8fa;padding:0 .3em}
+fieldset{border:1px solid #d0d7de;border-radius:6px;margin:1em 0} label{display:block;margin:.3em 0}</style>`
+
+var startPage = template.Must(template.New("start").Parse(`<!doctype html><html><head><meta charset="utf-8"><title>Register pitcrew</title>` + style + `</head><body>
+<h1>Register pitcrew as a GitHub App</h1>
+{{with .Error}}<p class="err" id="error">{{.}}</p>{{end}}
+<p>pitcrew has no GitHub App yet. Register one: GitHub creates it from pitcrew's manifest (<code>app.yml</code>) and sends you back here.</p>
+<form method="post" action="/setup/start">
+<fieldset><legend>Register it on</legend>
+<label><input type="radio" name="account" value="personal" checked> my personal account</label>
+<label><input type="radio" name="account" value="organization"> an organisation: <input name="org" id="org" placeholder="organisation name" maxlength="39"></label>
+</fieldset>
+<button type="submit" id="register">Register on GitHub</button>
+</form></body></html>`))
+
+var continuePage = template.Must(template.New("continue").Parse(`<!doctype html><html><head><meta charset="utf-8"><title>Register pitcrew</title>` + style + `</head><body>
+<h1>Continue on GitHub</h1>
+<p>GitHub will show the app's name, events and permissions before creating it.</p>
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="manifest" value="{{.Manifest}}">
+<button type="submit" id="continue">Create the app on GitHub</button>
+</form></body></html>`))
+
+var donePage = template.Must(template.New("done").Parse(`<!doctype html><html><head><meta charset="utf-8"><title>pitcrew registered</title>` + style + `</head><body>
+<h1>{{.Name}} is registered</h1>
+<p>Its credentials are in <code>{{.Path}}</code>, readable by you only.</p>
+{{with .Restart}}<p class="err">{{.}}</p>{{else}}<p>pitcrew is now serving webhooks.</p>{{end}}
+<p><a href="{{.Install}}" id="install">Install it on your repositories</a></p>
+</body></html>`))

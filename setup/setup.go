@@ -1,0 +1,205 @@
+package setup
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Credentials are what GitHub hands over when the app is registered.
+type Credentials struct {
+	ID            int64  `json:"id"`
+	Slug          string `json:"slug"`
+	Name          string `json:"name"`
+	HTMLURL       string `json:"html_url"`
+	PEM           string `json:"pem"`
+	WebhookSecret string `json:"webhook_secret"`
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+}
+
+// Server serves the setup pages.
+type Server struct {
+	Manifest        []byte // from BuildManifest
+	GitHubWebURL    string // https://github.com
+	GitHubAPIURL    string // https://api.github.com/
+	CredentialsPath string
+	// Registered is called once the credentials are written; pitcrew then
+	// starts serving without a restart.
+	Registered func(Credentials) error
+	HTTPClient *http.Client
+
+	mu     sync.Mutex
+	states map[string]time.Time // state → expiry; each is used once
+}
+
+const stateTTL = 30 * time.Minute
+
+var orgName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/":
+		render(w, http.StatusOK, startPage, nil)
+	case r.Method == http.MethodPost && r.URL.Path == "/setup/start":
+		s.start(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/setup/callback":
+		s.callback(w, r)
+	case r.URL.Path == "/healthz":
+		io.WriteString(w, "ok\n")
+	default:
+		http.Error(w, "pitcrew is in setup mode: open / to register the GitHub App", http.StatusServiceUnavailable)
+	}
+}
+
+// start renders the form that posts the manifest to GitHub, for a personal
+// account or an organisation, with a fresh single-use state.
+func (s *Server) start(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	target := strings.TrimRight(s.GitHubWebURL, "/") + "/settings/apps/new"
+	if r.PostForm.Get("account") == "organization" {
+		org := r.PostForm.Get("org")
+		if !orgName.MatchString(org) {
+			render(w, http.StatusBadRequest, startPage, map[string]string{"Error": "That is not an organisation name."})
+			return
+		}
+		target = strings.TrimRight(s.GitHubWebURL, "/") + "/organizations/" + org + "/settings/apps/new"
+	}
+	state := s.newState()
+	render(w, http.StatusOK, continuePage, map[string]string{"Action": target + "?state=" + url.QueryEscape(state), "Manifest": string(s.Manifest)})
+}
+
+func (s *Server) newState() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	state := hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.states == nil {
+		s.states = map[string]time.Time{}
+	}
+	for k, exp := range s.states {
+		if time.Now().After(exp) {
+			delete(s.states, k)
+		}
+	}
+	s.states[state] = time.Now().Add(stateTTL)
+	return state
+}
+
+// useState consumes a state: true only the first time, before it expires.
+func (s *Server) useState(state string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.states[state]
+	delete(s.states, state)
+	return ok && time.Now().Before(exp)
+}
+
+var codePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	code, state := r.URL.Query().Get("code"), r.URL.Query().Get("state")
+	if !s.useState(state) || !codePattern.MatchString(code) {
+		render(w, http.StatusBadRequest, startPage, map[string]string{"Error": "This registration link is not valid (wrong, used or expired state). Start again."})
+		return
+	}
+	creds, err := s.convert(r.Context(), code)
+	if err != nil {
+		render(w, http.StatusBadGateway, startPage, map[string]string{"Error": "GitHub did not complete the registration: " + err.Error()})
+		return
+	}
+	if err := WriteCredentials(s.CredentialsPath, creds); err != nil {
+		render(w, http.StatusInternalServerError, startPage, map[string]string{"Error": "Could not save the credentials: " + err.Error()})
+		return
+	}
+	fmt.Fprintf(os.Stderr, "pitcrew: GitHub App %q registered; credentials written to %s (mode 0600)\n", creds.Slug, s.CredentialsPath)
+	if s.Registered != nil {
+		if err := s.Registered(creds); err != nil {
+			render(w, http.StatusOK, donePage, map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": s.CredentialsPath, "Restart": err.Error()})
+			return
+		}
+	}
+	render(w, http.StatusOK, donePage, map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": s.CredentialsPath})
+}
+
+// convert exchanges the code (POST /app-manifests/{code}/conversions).
+func (s *Server) convert(ctx context.Context, code string) (Credentials, error) {
+	client := s.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.GitHubAPIURL, "/")+"/app-manifests/"+code+"/conversions", nil)
+	if err != nil {
+		return Credentials{}, err
+	}
+	req.Header.Set("Accept", "application/vnd.github+json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return Credentials{}, fmt.Errorf("calling GitHub: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusCreated {
+		return Credentials{}, fmt.Errorf("GitHub answered %s", resp.Status)
+	}
+	var c Credentials
+	if err := json.Unmarshal(body, &c); err != nil || c.ID == 0 || c.PEM == "" || c.WebhookSecret == "" {
+		return Credentials{}, fmt.Errorf("GitHub's answer lacks the app id, key or webhook secret")
+	}
+	if !strings.HasPrefix(c.HTMLURL, "https://") && !strings.HasPrefix(c.HTMLURL, "http://") {
+		c.HTMLURL = ""
+	}
+	return c, nil
+}
+
+// WriteCredentials writes the credentials as a pitcrew -config file (the
+// environment's names), readable and writable by its owner only.
+func WriteCredentials(path string, c Credentials) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	out, err := yaml.Marshal(map[string]string{
+		"GITHUB_APP_INTEGRATION_ID": fmt.Sprint(c.ID), "GITHUB_APP_PRIVATE_KEY": c.PEM,
+		"GITHUB_APP_WEBHOOK_SECRET": c.WebhookSecret, "GITHUB_APP_CLIENT_ID": c.ClientID, "GITHUB_APP_CLIENT_SECRET": c.ClientSecret,
+	})
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func render(w http.ResponseWriter, status int, t *template.Template, data any) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		http.Error(w, "page error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action *")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
