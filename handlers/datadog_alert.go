@@ -63,7 +63,7 @@ func (h *AlertReceived) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		}
 	}
 	key := "alert:" + strings.ToLower(repo.String()) + ":" + a.IncidentKey()
-	unlock, err := h.Ledger.Lock(ctx, key, 5*time.Minute, time.Minute)
+	unlock, err := h.Ledger.Lock(ctx, key, 30*time.Second, time.Minute)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 	if err != nil {
 		return err
 	}
-	unlock, err := b.Ledger.Lock(ctx, "status:"+s.String(), 5*time.Minute, time.Minute)
+	unlock, err := b.Ledger.Lock(ctx, "status:"+s.String(), 30*time.Second, time.Minute)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", s, err)
 	}

@@ -14,12 +14,17 @@ var unlockScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`)
 
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`)
+
 // ErrLocked is returned when a lock stays taken for the whole wait.
 var ErrLocked = errors.New("runs: lock is held elsewhere")
 
 // Lock takes a short exclusive lock across all replicas, waiting up to wait.
-// It serialises the edits of one status comment. The lock expires after ttl
-// should its holder die; unlock releases it only if still held by the caller.
+// It serialises the edits of one status comment. While held it is renewed
+// every ttl/3, so a slow holder keeps it, and a holder that dies (SIGKILL)
+// loses it after ttl; unlock releases it only if still held by the caller.
 func (l *Ledger) Lock(ctx context.Context, name string, ttl, wait time.Duration) (unlock func(), err error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -32,7 +37,23 @@ func (l *Ledger) Lock(ctx context.Context, name string, ttl, wait time.Duration)
 			return nil, err
 		}
 		if ok {
-			return func() { unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{key}, token) }, nil
+			stop := make(chan struct{})
+			go func() {
+				t := time.NewTicker(ttl / 3)
+				defer t.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-t.C:
+						renewScript.Run(context.WithoutCancel(ctx), l.rdb, []string{key}, token, ttl.Milliseconds())
+					}
+				}
+			}()
+			return func() {
+				close(stop)
+				unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{key}, token)
+			}, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, ErrLocked

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -317,6 +318,10 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		g.serveBlob(w, r)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/settings/apps/new") {
+		g.serveManifestForm(w, r, body)
+		return
+	}
 	op, ok := MatchOperation(g.ops, r.Method, r.URL.Path)
 	if !ok {
 		g.t.Errorf("GitHub fake: %s %s is not an operation of GitHub's REST API (or not in testdata/openapi)", r.Method, r.URL.Path)
@@ -368,6 +373,23 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 type redirect string
+
+// serveManifestForm plays github.com's side of the app-manifest flow: it
+// takes the posted manifest, "creates" the app, and sends the browser back
+// to the manifest's redirect_url with a code and the state.
+func (g *GitHub) serveManifestForm(w http.ResponseWriter, r *http.Request, body []byte) {
+	form, _ := url.ParseQuery(string(body))
+	var m struct {
+		RedirectURL string `json:"redirect_url"`
+		Name        string `json:"name"`
+	}
+	if r.Method != http.MethodPost || json.Unmarshal([]byte(form.Get("manifest")), &m) != nil || m.RedirectURL == "" || m.Name == "" {
+		http.Error(w, "a manifest with a name and redirect_url is required", http.StatusUnprocessableEntity)
+		return
+	}
+	to := m.RedirectURL + "?code=" + url.QueryEscape(g.ManifestCode) + "&state=" + url.QueryEscape(r.URL.Query().Get("state"))
+	http.Redirect(w, r, to, http.StatusFound)
+}
 
 // paged is one page of a list, with the URL of the next page if any.
 type paged struct {
