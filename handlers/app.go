@@ -90,8 +90,7 @@ func NewApp(o Options) (*App, error) {
 	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
 		Queue: queue, MaxRunAge: o.MaxRunAge}
 
-	worker := NewDeliveryWorker(o.Redis, ledger,
-		&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base}, &Push{base}, &Installation{base}, &InstallationRepositories{base})
+	worker := NewDeliveryWorker(o.Redis, ledger, eventHandlers(base)...)
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
@@ -209,4 +208,10 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 		return (2 * time.Second) << n
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
+// eventHandlers are the handlers of GitHub events, one per file.
+func eventHandlers(base Base) []githubapp.EventHandler {
+	return []githubapp.EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base},
+		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
 }

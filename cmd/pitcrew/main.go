@@ -35,6 +35,10 @@ func main() {
 			os.Exit(healthcheck(os.Getenv("PITCREW_ADDR")))
 		case "exunit":
 			os.Exit(exunitCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		case "replay":
+			os.Exit(replayCommand(os.Args[2:], os.Stdout, os.Stderr))
+		case "runs":
+			os.Exit(runsCommand(os.Args[2:], os.Stdout, os.Stderr))
 		}
 	}
 	configFile := flag.String("config", "", "optional YAML file setting the same keys as the environment")
@@ -136,14 +140,10 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 	}
 	cleanups = append(cleanups, closeRedis)
 
-	appID, err := strconv.ParseInt(cfg.AppID, 10, 64)
+	cc, err := newClientCreator(cfg)
 	if err != nil {
-		return nil, nil, errors.New("GITHUB_APP_INTEGRATION_ID must be a number")
+		return nil, nil, err
 	}
-	apiURL := strings.TrimRight(cfg.GitHubAPIURL, "/") + "/"
-	cc := githubapp.NewClientCreator(apiURL, cfg.V4URL(), appID, []byte(cfg.PrivateKey),
-		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(2*time.Minute),
-		githubapp.WithTransport(&handlers.RetryTransport{}))
 	slug, err := checkCredentials(ctx, cc)
 	if err != nil {
 		return nil, nil, err
@@ -282,4 +282,12 @@ func healthcheck(addr string) int {
 		return 1
 	}
 	return 0
+}
+
+func parseAppID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, errors.New("GITHUB_APP_INTEGRATION_ID must be a number")
+	}
+	return id, nil
 }

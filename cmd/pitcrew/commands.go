@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
+	"github.com/palantir/go-githubapp/githubapp"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// replayCommand implements `pitcrew replay --event TYPE --file PAYLOAD
+// [--dry-run]`: it runs a captured delivery through its handler against
+// the configured GitHub and prints, as JSON, what it did (or, with
+// --dry-run, would do: nothing that writes is called, and the run ledger is
+// a throwaway in-memory one).
+func replayCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	event := fs.String("event", "", "the delivery's X-GitHub-Event")
+	file := fs.String("file", "", "the delivery's body (JSON)")
+	dry := fs.Bool("dry-run", false, "call nothing that writes; print what would be done")
+	config := fs.String("config", "", "optional YAML file setting the same keys as the environment")
+	if err := fs.Parse(args); err != nil || *event == "" || *file == "" {
+		fmt.Fprintln(stderr, "usage: pitcrew replay --event TYPE --file PAYLOAD.json [--dry-run]")
+		return 2
+	}
+	payload, err := os.ReadFile(*file)
+	if err == nil {
+		err = replay(*config, *event, payload, *dry, stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "pitcrew replay:", err)
+		return 1
+	}
+	return 0
+}
+
+func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer) error {
+	cfg, err := LoadConfig(configFiles(configFile, os.Getenv), os.Getenv)
+	if err != nil {
+		return err
+	}
+	cc, err := newClientCreator(cfg)
+	if err != nil {
+		return err
+	}
+	var rdb redis.UniversalClient
+	if dry || cfg.RedisURL == "" {
+		m, err := miniredis.Run()
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
+	} else {
+		opts, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return errors.New("REDIS_URL is not a valid redis:// URL")
+		}
+		rdb = redis.NewClient(opts)
+	}
+	defer rdb.Close()
+	var sb handlers.Sandbox = noSandbox{}
+	if c, err := sandbox.NewClient(sandbox.Config{BaseURL: cfg.RushAPIURL, Org: cfg.RushOrg, APIKey: cfg.RushAPIKey, Agent: cfg.RushAgent}); err == nil {
+		sb = c
+	} else if !dry {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	actions, err := handlers.Replay(ctx, handlers.Options{ClientCreator: cc, Redis: rdb, Sandbox: sb, AppSlug: "pitcrew",
+		Logger: zerolog.New(os.Stderr).Level(zerolog.WarnLevel)}, event, fmt.Sprintf("replay-%d", time.Now().UnixNano()), payload, dry)
+	out := map[string]any{"event": event, "dry_run": dry, "actions": actions}
+	if actions == nil {
+		out["actions"] = []handlers.Action{}
+	}
+	if err != nil {
+		out["error"] = err.Error()
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if encErr := enc.Encode(out); encErr != nil {
+		return encErr
+	}
+	return err
+}
+
+// noSandbox stands in, in a dry run without sandbox configuration, for a
+// sandbox that is never called (starts are recorded, not made).
+type noSandbox struct{}
+
+func (noSandbox) Start(context.Context, string, string, string, []string) (sandbox.Session, error) {
+	return sandbox.Session{}, errors.New("no sandbox configured")
+}
+func (noSandbox) Get(context.Context, string) (sandbox.Session, error) {
+	return sandbox.Session{}, errors.New("no sandbox configured")
+}
+func (noSandbox) Download(context.Context, string) ([]byte, error) {
+	return nil, errors.New("no sandbox configured")
+}
+
+// runsCommand implements `pitcrew runs list|show ID|retry ID` on the run
+// ledger in REDIS_URL.
+func runsCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "list" && len(args) < 2) {
+		fmt.Fprintln(stderr, "usage: pitcrew runs list | show RUN_ID | retry RUN_ID")
+		return 2
+	}
+	cfg, err := LoadConfig(configFiles("", os.Getenv), os.Getenv)
+	if err == nil && cfg.RedisURL == "" {
+		err = errors.New("REDIS_URL is unset: the embedded Redis of a running pitcrew cannot be reached")
+	}
+	var opts *redis.Options
+	if err == nil {
+		opts, err = redis.ParseURL(cfg.RedisURL)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "pitcrew runs:", err)
+		return 1
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ledger := runs.NewLedger(rdb)
+	ctx := context.Background()
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	switch args[0] {
+	case "list":
+		recent, err := ledger.Recent(ctx, 50)
+		if err != nil {
+			fmt.Fprintln(stderr, "pitcrew runs:", err)
+			return 1
+		}
+		for _, r := range recent {
+			fmt.Fprintf(stdout, "%-15s %-10s %-25s %s\n", r.State, r.Kind, r.Repo, r.ID)
+		}
+	case "show":
+		r, err := ledger.Get(ctx, args[1])
+		if err != nil {
+			fmt.Fprintln(stderr, "pitcrew runs:", err)
+			return 1
+		}
+		enc.Encode(map[string]any{"id": r.ID, "state": r.State, "run": r})
+	case "retry":
+		if err := retryRun(ctx, ledger, rdb, args[1], stdout); err != nil {
+			fmt.Fprintln(stderr, "pitcrew runs:", err)
+			return 1
+		}
+	default:
+		fmt.Fprintln(stderr, "usage: pitcrew runs list | show RUN_ID | retry RUN_ID")
+		return 2
+	}
+	return 0
+}
+
+// retryRun asks the workers to read a run's session again and report its
+// outcome again (a run stuck without an outcome, or a status comment to
+// rewrite). A run that never got a session is started again by its signal:
+// re-adding the label, or re-running CI.
+func retryRun(ctx context.Context, ledger *runs.Ledger, rdb redis.UniversalClient, id string, stdout io.Writer) error {
+	r, err := ledger.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if r.SessionID == "" {
+		return fmt.Errorf("run %s never got a session; start it again from its signal (re-add the label, re-run CI)", id)
+	}
+	if _, err := ledger.Update(ctx, id, func(r *runs.Run) error { r.Published = false; return nil }); err != nil {
+		return err
+	}
+	q := asynq.NewClientFromRedisClient(rdb)
+	defer q.Close()
+	payload, _ := json.Marshal(map[string]any{"session_id": r.SessionID, "reconcile": true})
+	if _, err := q.EnqueueContext(ctx, asynq.NewTask(handlers.TaskSessionRefresh, payload, asynq.Queue(handlers.QueueOutcome),
+		asynq.TaskID(fmt.Sprintf("retry:%s:%d", r.SessionID, time.Now().Unix())), asynq.MaxRetry(12))); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "queued a fresh read of session %s for run %s (%s)\n", r.SessionID, id, strings.ToLower(string(r.State)))
+	return nil
+}
+
+// newClientCreator builds the GitHub clients from the configuration.
+func newClientCreator(cfg Config) (githubapp.ClientCreator, error) {
+	appID, err := parseAppID(cfg.AppID)
+	if err != nil {
+		return nil, err
+	}
+	return githubapp.NewClientCreator(strings.TrimRight(cfg.GitHubAPIURL, "/")+"/", cfg.V4URL(), appID, []byte(cfg.PrivateKey),
+		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(2*time.Minute),
+		githubapp.WithTransport(&handlers.RetryTransport{})), nil
+}

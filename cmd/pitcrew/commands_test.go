@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+)
+
+func TestReplayDryRunCommand(t *testing.T) {
+	gh := testenv.NewGitHub(t)
+	gh.SetPermission("alice", "write")
+	k, _ := rsa.GenerateKey(rand.Reader, 2048)
+	t.Setenv("GITHUB_APP_INTEGRATION_ID", "1")
+	t.Setenv("GITHUB_APP_PRIVATE_KEY", string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})))
+	t.Setenv("GITHUB_V3_API_URL", gh.URL+"/")
+	t.Setenv("PITCREW_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none.yml"))
+	var ev map[string]any
+	b, _ := os.ReadFile("../../testdata/webhooks/issues.labeled.json")
+	json.Unmarshal(b, &ev)
+	ev["installation"] = map[string]any{"id": 42}
+	ev["label"].(map[string]any)["name"] = "flaky"
+	ev["issue"].(map[string]any)["body"] = "test/hexpm/accounts/user_test.exs:12"
+	ev["sender"].(map[string]any)["login"] = "alice"
+	file := filepath.Join(t.TempDir(), "delivery.json")
+	b, _ = json.Marshal(ev)
+	os.WriteFile(file, b, 0o600)
+
+	var out, errs bytes.Buffer
+	if code := replayCommand([]string{"--event", "issues", "--file", file, "--dry-run"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs.String(), out.String())
+	}
+	var res struct {
+		DryRun  bool `json:"dry_run"`
+		Actions []struct {
+			Kind, Prompt, Body string
+			IdempotencyKey     string `json:"idempotency_key"`
+		}
+	}
+	json.Unmarshal(out.Bytes(), &res)
+	if !res.DryRun || len(res.Actions) != 2 || res.Actions[0].Kind != "session" || !strings.HasPrefix(res.Actions[0].IdempotencyKey, "flaky:codertocat/hello-world:test/hexpm/accounts/user_test.exs:12#") ||
+		res.Actions[1].Kind != "comment" {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for _, r := range gh.Requests() {
+		if r.Method != "GET" && !strings.HasSuffix(r.Operation, "/access_tokens") {
+			t.Errorf("dry run wrote: %s %s", r.Method, r.Path)
+		}
+	}
+	if code := replayCommand([]string{"--event", "issues"}, &out, &errs); code != 2 {
+		t.Fatalf("missing --file: exit %d", code)
+	}
+}

@@ -1,0 +1,153 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// Action is something a handler did, or in a dry run would have done, to
+// GitHub or the sandbox.
+type Action struct {
+	Kind           string `json:"kind"` // comment, comment_edit, label, check_run, check_run_update, issue, issue_edit, commit_comment, session
+	Repo           string `json:"repo,omitempty"`
+	Target         string `json:"target,omitempty"` // issue number, comment id, commit, ...
+	Body           string `json:"body,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Prompt         string `json:"prompt,omitempty"`
+}
+
+// Replay runs one captured GitHub delivery through the event's handler and
+// returns what it did. With dryRun, nothing that writes is called: GitHub
+// reads go to the configured GitHub, writes and sandbox starts are only
+// recorded, and the ledger is o.Redis (give it a throwaway Redis).
+func Replay(ctx context.Context, o Options, event, deliveryID string, payload []byte, dryRun bool) ([]Action, error) {
+	rec := &recorder{dry: dryRun}
+	ledger := runs.NewLedger(o.Redis)
+	queue := asynq.NewClientFromRedisClient(o.Redis)
+	defer queue.Close()
+	base := Base{Clients: &recordingClients{Clients: NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
+		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: NewMetrics(prometheusRegistry()), AppSlug: o.AppSlug, Queue: queue}
+	for _, h := range eventHandlers(base) {
+		for _, e := range h.Handles() {
+			if e == event {
+				err := h.Handle(o.Logger.WithContext(ctx), event, deliveryID, payload)
+				return rec.actions, err
+			}
+		}
+	}
+	return nil, fmt.Errorf("pitcrew does not handle %q events", event)
+}
+
+type recorder struct {
+	mu      sync.Mutex
+	dry     bool
+	actions []Action
+	nextID  int64
+}
+
+// note records an action; in a dry run it also returns a made-up id.
+func (r *recorder) note(a Action) (fakeID int64, dry bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.actions = append(r.actions, a)
+	r.nextID++
+	return 900000 + r.nextID, r.dry
+}
+
+type recordingClients struct {
+	Clients
+	rec *recorder
+}
+
+func (c *recordingClients) Installation(id int64) (GitHub, error) {
+	gh, err := c.Clients.Installation(id)
+	return &recordingGitHub{GitHub: gh, rec: c.rec}, err
+}
+
+// recordingGitHub passes reads through and records writes.
+type recordingGitHub struct {
+	GitHub
+	rec *recorder
+}
+
+func (g *recordingGitHub) CreateComment(ctx context.Context, repo Repo, issue int, body string) (int64, error) {
+	if id, dry := g.rec.note(Action{Kind: "comment", Repo: repo.String(), Target: fmt.Sprint(issue), Body: body}); dry {
+		return id, nil
+	}
+	return g.GitHub.CreateComment(ctx, repo, issue, body)
+}
+
+func (g *recordingGitHub) EditComment(ctx context.Context, repo Repo, id int64, body string) error {
+	if _, dry := g.rec.note(Action{Kind: "comment_edit", Repo: repo.String(), Target: fmt.Sprint(id), Body: body}); dry {
+		return nil
+	}
+	return g.GitHub.EditComment(ctx, repo, id, body)
+}
+
+func (g *recordingGitHub) CreateLabel(ctx context.Context, repo Repo, name, color, description string) (bool, error) {
+	if _, dry := g.rec.note(Action{Kind: "label", Repo: repo.String(), Target: name, Body: description}); dry {
+		return true, nil
+	}
+	return g.GitHub.CreateLabel(ctx, repo, name, color, description)
+}
+
+func (g *recordingGitHub) CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error) {
+	if id, dry := g.rec.note(Action{Kind: "issue", Repo: repo.String(), Target: title, Body: body}); dry {
+		return int(id), nil
+	}
+	return g.GitHub.CreateIssue(ctx, repo, title, body, labels)
+}
+
+func (g *recordingGitHub) EditIssueBody(ctx context.Context, repo Repo, number int, body string) error {
+	if _, dry := g.rec.note(Action{Kind: "issue_edit", Repo: repo.String(), Target: fmt.Sprint(number), Body: body}); dry {
+		return nil
+	}
+	return g.GitHub.EditIssueBody(ctx, repo, number, body)
+}
+
+func (g *recordingGitHub) CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error) {
+	if id, dry := g.rec.note(Action{Kind: "check_run", Repo: repo.String(), Target: sha, Body: out.Title + "\n\n" + out.Summary}); dry {
+		return id, nil
+	}
+	return g.GitHub.CreateCheckRun(ctx, repo, sha, out)
+}
+
+func (g *recordingGitHub) UpdateCheckRun(ctx context.Context, repo Repo, id int64, out CheckOutput) error {
+	if _, dry := g.rec.note(Action{Kind: "check_run_update", Repo: repo.String(), Target: fmt.Sprint(id), Body: out.Title + "\n\n" + out.Summary}); dry {
+		return nil
+	}
+	return g.GitHub.UpdateCheckRun(ctx, repo, id, out)
+}
+
+func (g *recordingGitHub) CreateCommitComment(ctx context.Context, repo Repo, sha, body string) (int64, error) {
+	if id, dry := g.rec.note(Action{Kind: "commit_comment", Repo: repo.String(), Target: sha, Body: body}); dry {
+		return id, nil
+	}
+	return g.GitHub.CreateCommitComment(ctx, repo, sha, body)
+}
+
+func (g *recordingGitHub) EditCommitComment(ctx context.Context, repo Repo, id int64, body string) error {
+	if _, dry := g.rec.note(Action{Kind: "commit_comment_edit", Repo: repo.String(), Target: fmt.Sprint(id), Body: body}); dry {
+		return nil
+	}
+	return g.GitHub.EditCommitComment(ctx, repo, id, body)
+}
+
+// recordingSandbox records session starts; in a dry run it starts none.
+type recordingSandbox struct {
+	Sandbox
+	rec *recorder
+}
+
+func (s *recordingSandbox) Start(ctx context.Context, key, prompt, repoURL string, connections []string) (sandbox.Session, error) {
+	if id, dry := s.rec.note(Action{Kind: "session", Target: repoURL, IdempotencyKey: key, Prompt: prompt}); dry {
+		return sandbox.Session{ID: fmt.Sprintf("dry-run-%d", id), Status: sandbox.StatusRunning}, nil
+	}
+	return s.Sandbox.Start(ctx, key, prompt, repoURL, connections)
+}

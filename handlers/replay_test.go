@@ -1,0 +1,52 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestReplayDryRunWritesNothing(t *testing.T) {
+	h := newHarness(t, false)
+	h.gh.SetJob(111, 1, 11, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetPullFiles(12, "added priv/repo/migrations/20261201_a.exs")
+	cases := []struct {
+		event   string
+		payload []byte
+		want    []string // action kinds
+		key     string
+	}{
+		{"issues", labeledEvent(t, "flaky", "alice", 7, flakyTest, ""), []string{"session", "comment"}, "flaky:hexpm/hexpm:" + flakyTest + "#1"},
+		{"workflow_run", rerunPassedEvent(t, 111, headSHA), []string{"session", "check_run"}, "flaky:hexpm/hexpm:test/racy_b_test.exs:25#1"},
+		{"pull_request", mergedPullEvent(t, 12, mergeSHA), []string{"session", "comment"}, "migration:hexpm/hexpm:" + mergeSHA + "#1"},
+	}
+	for _, c := range cases {
+		throwaway := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+		o := h.opts
+		o.Redis = throwaway
+		actions, err := Replay(t.Context(), o, c.event, "replay-1", c.payload, true)
+		if err != nil {
+			t.Fatalf("%s: %v", c.event, err)
+		}
+		var kinds []string
+		for _, a := range actions {
+			kinds = append(kinds, a.Kind)
+			if a.Kind == "session" && (a.IdempotencyKey != c.key || a.Prompt == "") {
+				t.Errorf("%s: session %+v", c.event, a)
+			}
+		}
+		if strings.Join(kinds, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: actions %v, want %v", c.event, kinds, c.want)
+		}
+	}
+	for _, r := range h.gh.Requests() {
+		if r.Method != "GET" && !strings.HasSuffix(r.Operation, "/access_tokens") {
+			t.Errorf("a dry run called %s %s", r.Method, r.Path)
+		}
+	}
+	if h.sandbox.SessionCount() != 0 {
+		t.Error("a dry run started a session")
+	}
+}
