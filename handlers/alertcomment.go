@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
@@ -12,22 +11,9 @@ import (
 // run's link while it works, then the agent's answer: the pull request, or
 // what the logs show and what to check when the cause is outside the code.
 func RenderAlert(st runs.Status, byID map[string]runs.Run) string {
-	var b strings.Builder
-	b.WriteString(StatusMarker + "\n**pitcrew** · alert fix\n\n")
-	if len(st.Entries) == 0 {
-		return b.String()
-	}
-	e := st.Entries[0]
-	r, ok := byID[e.RunID]
+	b, _, r, link, ok := singleRunComment("alert fix", "Nothing was started", st, byID)
 	if !ok {
-		if e.Note != "" {
-			return b.String() + "Nothing was started: " + strings.TrimPrefix(e.Note, "not started: ") + ".\n"
-		}
-		return b.String() + "The run record has expired.\n"
-	}
-	link := ""
-	if r.SessionURL != "" {
-		link = fmt.Sprintf(" ([run](%s))", r.SessionURL)
+		return b.String()
 	}
 	res := r.Result
 	switch {
@@ -36,21 +22,21 @@ func RenderAlert(st runs.Status, byID map[string]runs.Run) string {
 	case r.State == runs.Started:
 		b.WriteString("🔄 The agent is reading the monitor, the error logs and traces around the alert, to write a failing test and fix the cause" + link + ".\n")
 	case r.State == runs.Failed:
-		fmt.Fprintf(&b, "❌ The run failed: %s%s.\n", orDefault(r.Error, "no reason was given"), link)
+		fmt.Fprintf(b, "❌ The run failed: %s%s.\n", orDefault(r.Error, "no reason was given"), link)
 	case res == nil:
-		fmt.Fprintf(&b, "⚠️ The run ended but %s%s.\n", orDefault(r.Error, "its answer did not say what it found"), link)
+		fmt.Fprintf(b, "⚠️ The run ended but %s%s.\n", orDefault(r.Error, "its answer did not say what it found"), link)
 	case res.Outcome == prompts.OutcomeOutsideCode:
-		fmt.Fprintf(&b, "🔎 The cause is outside this code%s: %s\n", link, orDefault(res.Cause, "the agent gave no detail."))
+		fmt.Fprintf(b, "🔎 The cause is outside this code%s: %s\n", link, orDefault(res.Cause, "the agent gave no detail."))
 		if res.Dependency != "" {
-			fmt.Fprintf(&b, "\nCheck: %s\n", res.Dependency)
+			fmt.Fprintf(b, "\nCheck: %s\n", res.Dependency)
 		}
 	case res.PRURL != "":
-		fmt.Fprintf(&b, "✅ Fixed in %s%s, with a regression test.\n", res.PRURL, link)
+		fmt.Fprintf(b, "✅ Fixed in %s%s, with a regression test.\n", res.PRURL, link)
 		if res.Cause != "" {
 			b.WriteString("\nCause: " + res.Cause + "\n")
 		}
 	default:
-		fmt.Fprintf(&b, "⚠️ The agent found no fix%s.", link)
+		fmt.Fprintf(b, "⚠️ The agent found no fix%s.", link)
 		if res.Cause != "" {
 			b.WriteString(" " + res.Cause)
 		}

@@ -17,43 +17,30 @@ const ReportName = "slow-queries.md"
 // it started, or the agent's report under a header (run link, migration
 // files, when materialized views were refreshed), or why there is none.
 func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]string, now time.Time) string {
-	var b strings.Builder
-	b.WriteString(StatusMarker + "\n**pitcrew** · slow-query report\n\n")
-	if len(st.Entries) == 0 {
+	b, e, r, link, ok := singleRunComment("slow-query report", "Not profiled", st, byID)
+	if !ok {
 		return b.String()
 	}
-	e := st.Entries[0]
-	r, ok := byID[e.RunID]
-	if !ok {
-		if e.Note != "" {
-			return b.String() + "Not profiled: " + strings.TrimPrefix(e.Note, "not started: ") + ".\n"
-		}
-		return b.String() + "The run record has expired.\n"
-	}
-	link := ""
-	if r.SessionURL != "" {
-		link = fmt.Sprintf(" ([run](%s))", r.SessionURL)
-	}
-	fmt.Fprintf(&b, "Migrations in `%.7s`: %s\n\n", e.Test, codeList(r.Files))
+	fmt.Fprintf(b, "Migrations in `%.7s`: %s\n\n", e.Test, codeList(r.Files))
 	switch {
 	case r.State == runs.Queued:
 		b.WriteString("🕓 A profiling run is queued; the agent starts shortly.\n")
 	case r.State == runs.Started && e.Relation != runs.ClaimNew:
 		b.WriteString("🔄 This merge is already being profiled" + link + "; the report will appear where that run was started.\n")
 	case r.State == runs.Started:
-		fmt.Fprintf(&b, "🔄 A profiling run started at %s UTC%s: the agent loads the schema, seeds realistic data, exercises the main pages and reports every query over 50 ms. This comment will hold its report.\n",
+		fmt.Fprintf(b, "🔄 A profiling run started at %s UTC%s: the agent loads the schema, seeds realistic data, exercises the main pages and reports every query over 50 ms. This comment will hold its report.\n",
 			r.StartedAt.UTC().Format("15:04"), link)
 	case r.State == runs.Failed:
 		why := r.Error
 		if why == "" {
 			why = "no reason was given"
 		}
-		fmt.Fprintf(&b, "❌ The profiling run failed: %s%s. No report was produced.\n", why, link)
+		fmt.Fprintf(b, "❌ The profiling run failed: %s%s. No report was produced.\n", why, link)
 	case reports[e.RunID] == "":
-		fmt.Fprintf(&b, "⚠️ The profiling run ended without producing `%s`, so there is no report%s.\n", ReportName, link)
+		fmt.Fprintf(b, "⚠️ The profiling run ended without producing `%s`, so there is no report%s.\n", ReportName, link)
 	default:
 		report := reports[e.RunID]
-		fmt.Fprintf(&b, "The agent's report, `%s`%s", ReportName, link)
+		fmt.Fprintf(b, "The agent's report, `%s`%s", ReportName, link)
 		if line := refreshLine(report); line != "" {
 			b.WriteString(" · materialized views: " + line)
 		}
@@ -114,4 +101,28 @@ func cutAtSection(report string, max int, runURL string) string {
 		rest = fmt.Sprintf("[the run](%s)", runURL)
 	}
 	return report[:cut] + fmt.Sprintf("\n\n---\n*The report is longer than a GitHub comment allows; the remaining sections are in %s.*\n", rest)
+}
+
+// singleRunComment starts the status comment of a subject that shows one
+// run (a merge's report, an alert's fix). ok is false when the comment is
+// complete already: no run, or none started (why, after notStarted).
+func singleRunComment(title, notStarted string, st runs.Status, byID map[string]runs.Run) (b *strings.Builder, e runs.Entry, r runs.Run, link string, ok bool) {
+	b = &strings.Builder{}
+	b.WriteString(StatusMarker + "\n**pitcrew** · " + title + "\n\n")
+	if len(st.Entries) == 0 {
+		return b, e, r, "", false
+	}
+	e = st.Entries[0]
+	if r, ok = byID[e.RunID]; !ok {
+		if e.Note != "" {
+			b.WriteString(notStarted + ": " + strings.TrimPrefix(e.Note, "not started: ") + ".\n")
+		} else {
+			b.WriteString("The run record has expired.\n")
+		}
+		return b, e, r, "", false
+	}
+	if r.SessionURL != "" {
+		link = fmt.Sprintf(" ([run](%s))", r.SessionURL)
+	}
+	return b, e, r, link, true
 }

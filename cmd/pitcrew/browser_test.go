@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -81,15 +78,8 @@ func TestRegisterInABrowser(t *testing.T) {
 	// The app now serves: a labelled issue starts a run the status page shows.
 	payload := []byte(`{"action":"labeled","label":{"name":"flaky"},"issue":{"number":7,"title":"Flaky test/hexpm/accounts/user_test.exs:12","body":""},` +
 		`"repository":{"name":"hexpm","full_name":"hexpm/hexpm","owner":{"login":"hexpm"}},"sender":{"login":"alice","type":"User"},"installation":{"id":42}}`)
-	mac := hmac.New(sha256.New, []byte("secret-from-github"))
-	mac.Write(payload)
-	req, _ := http.NewRequest(http.MethodPost, base+"/api/github/hook", strings.NewReader(string(payload)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", "browser-1")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("delivery: %v %v", resp, err)
+	if code := deliver(t, base, "browser-1", "secret-from-github", payload); code != http.StatusAccepted {
+		t.Fatalf("delivery answered %d", code)
 	}
 	var status string
 	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(status, "user_test.exs:12"); {

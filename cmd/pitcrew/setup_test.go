@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -118,18 +119,27 @@ func TestManifestFlowRegistersAndSwitchesToServing(t *testing.T) {
 
 	// Serving now, with the new webhook secret, without a restart.
 	payload := []byte(`{"action":"created","zen":"Keep it logically awesome."}`)
-	mac := hmac.New(sha256.New, []byte("secret-from-github"))
+	if code := deliver(t, base, "after-setup-1", "secret-from-github", payload); code != http.StatusAccepted {
+		t.Fatalf("webhook after setup: %d", code)
+	}
+}
+
+// deliver posts an issues delivery signed with secret, as GitHub does.
+func deliver(t *testing.T, base, id, secret string, payload []byte) int {
+	t.Helper()
+	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write(payload)
-	req, _ := http.NewRequest(http.MethodPost, base+"/api/github/hook", strings.NewReader(string(payload)))
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/github/hook", bytes.NewReader(payload))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", "after-setup-1")
+	req.Header.Set("X-GitHub-Delivery", id)
 	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	r2, err := http.DefaultClient.Do(req)
-	if err != nil || r2.StatusCode != http.StatusAccepted {
-		t.Fatalf("webhook after setup: %v %v", r2, err)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	r2.Body.Close()
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func get(t *testing.T, u string) string {
