@@ -6,11 +6,15 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/rs/zerolog"
 )
+
+// enqueueTimeout bounds the wait for Redis while GitHub waits for us.
+const enqueueTimeout = 2 * time.Second
 
 // MaxGitHubBody bounds a webhook body. GitHub caps payloads at 25 MB, but
 // none of the events pitcrew reads comes near a few hundred KB.
@@ -46,6 +50,10 @@ func (in *Intake) Handle(ctx context.Context, event, deliveryID string, payload 
 		in.Metrics.Deliveries.WithLabelValues(event, "rejected").Inc()
 		return githubapp.ValidationError{EventType: event, DeliveryID: deliveryID, Cause: errBadPayload}
 	}
+	// GitHub waits 10 s for the answer: better a quick 503 (the delivery
+	// shows as failed and the sweeper has it redelivered) than a late 2xx.
+	ctx, cancel := context.WithTimeout(ctx, enqueueTimeout)
+	defer cancel()
 	_, err := in.Queue.EnqueueContext(ctx, deliveryTask(event, deliveryID, payload))
 	if isDuplicate(err) && in.dropIfArchived(deliveryID) {
 		// The earlier copy ran out of retries; a redelivery is how an

@@ -79,6 +79,8 @@ pages:
 		}
 		// GitHub answers 202 Accepted, which go-github reports as an error.
 		if _, _, err := client.Apps.RedeliverHookDelivery(ctx, id); err != nil && !errors.As(err, new(*github.AcceptedError)) {
+			// Not asked after all: the next sweep tries again.
+			s.Redis.Del(context.WithoutCancel(ctx), "pitcrew:redelivered:"+guid)
 			logFor(ctx).Warn().Err(err).Str("guid", guid).Msg("sweeper: redelivery refused")
 			s.Metrics.Redeliveries.WithLabelValues("refused").Inc()
 			continue

@@ -12,6 +12,7 @@ var startPage = template.Must(template.New("start").Parse(`<!doctype html><html>
 {{with .Error}}<p class="err" id="error">{{.}}</p>{{end}}
 <p>pitcrew has no GitHub App yet. Register one: GitHub creates it from pitcrew's manifest (<code>app.yml</code>) and sends you back here.</p>
 <form method="post" action="/setup/start">
+{{with .Token}}<input type="hidden" name="setup_token" value="{{.}}">{{end}}
 <fieldset><legend>Register it on</legend>
 <label><input type="radio" name="account" value="personal" checked> my personal account</label>
 <label><input type="radio" name="account" value="organization"> an organisation: <input name="org" id="org" placeholder="organisation name" maxlength="39"></label>

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -40,22 +43,47 @@ type Server struct {
 	GitHubAPIURL    string // https://api.github.com/
 	CredentialsPath string
 	// Registered is called once the credentials are written; pitcrew then
-	// starts serving without a restart.
+	// starts serving without a restart. It is called at most once.
 	Registered func(Credentials) error
 	HTTPClient *http.Client
+	// Token, when set, lets a browser that is not on this machine (pitcrew
+	// in a container) use the pages: /?setup_token=<Token>. Loopback
+	// addresses need none. Whoever registers the app controls pitcrew.
+	Token string
 
 	mu     sync.Mutex
 	states map[string]time.Time // state → expiry; each is used once
+	done   bool                 // an app was registered: the flow is over
 }
 
 const stateTTL = 30 * time.Minute
 
 var orgName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
 
+// allowed reports whether the request may start a registration.
+func (s *Server) allowed(r *http.Request) bool {
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	got := r.FormValue("setup_token")
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.Token))
+	return s.Token != "" && got != "" && subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	if (r.URL.Path == "/" || r.URL.Path == "/setup/start") && !s.allowed(r) {
+		http.Error(w, "pitcrew is in setup mode: open the setup URL pitcrew printed at start (with its setup_token), or browse from this machine", http.StatusForbidden)
+		return
+	}
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/":
-		render(w, http.StatusOK, startPage, nil)
+		render(w, http.StatusOK, startPage, map[string]string{"Token": r.FormValue("setup_token")})
 	case r.Method == http.MethodPost && r.URL.Path == "/setup/start":
 		s.start(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/setup/callback":
@@ -70,16 +98,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // start renders the form that posts the manifest to GitHub, for a personal
 // account or an organisation, with a fresh single-use state.
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
-		return
-	}
 	target := strings.TrimRight(s.GitHubWebURL, "/") + "/settings/apps/new"
 	if r.PostForm.Get("account") == "organization" {
 		org := r.PostForm.Get("org")
 		if !orgName.MatchString(org) {
-			render(w, http.StatusBadRequest, startPage, map[string]string{"Error": "That is not an organisation name."})
+			render(w, http.StatusBadRequest, startPage, map[string]string{"Error": "That is not an organisation name.", "Token": r.PostForm.Get("setup_token")})
 			return
 		}
 		target = strings.TrimRight(s.GitHubWebURL, "/") + "/organizations/" + org + "/settings/apps/new"
@@ -123,6 +146,13 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusBadRequest, startPage, map[string]string{"Error": "This registration link is not valid (wrong, used or expired state). Start again."})
 		return
 	}
+	s.mu.Lock()
+	finished := s.done
+	s.mu.Unlock()
+	if finished {
+		render(w, http.StatusConflict, startPage, map[string]string{"Error": "An app was registered already."})
+		return
+	}
 	creds, err := s.convert(r.Context(), code)
 	if err != nil {
 		render(w, http.StatusBadGateway, startPage, map[string]string{"Error": "GitHub did not complete the registration: " + err.Error()})
@@ -133,7 +163,11 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "pitcrew: GitHub App %q registered; credentials written to %s (mode 0600)\n", creds.Slug, s.CredentialsPath)
-	if s.Registered != nil {
+	s.mu.Lock()
+	first := !s.done
+	s.done = true
+	s.mu.Unlock()
+	if s.Registered != nil && first {
 		if err := s.Registered(creds); err != nil {
 			render(w, http.StatusOK, donePage, map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": s.CredentialsPath, "Restart": err.Error()})
 			return
@@ -185,11 +219,29 @@ func WriteCredentials(path string, c Credentials) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+	// A fresh temporary file (never an existing one, never through a
+	// symlink), made owner-only before the secrets go in.
+	f, err := os.CreateTemp(filepath.Dir(path), ".credentials-*")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(out); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 func render(w http.ResponseWriter, status int, t *template.Template, data any) {

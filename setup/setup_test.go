@@ -24,6 +24,7 @@ func TestStateIsSingleUse(t *testing.T) {
 		Registered: func(Credentials) error { registered++; return nil }}
 	req := httptest.NewRequest(http.MethodPost, "/setup/start", strings.NewReader("account=personal"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.RemoteAddr = "127.0.0.1:40000"
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
 	state := regexp.MustCompile(`state=([0-9a-f]+)`).FindStringSubmatch(rec.Body.String())[1]
@@ -40,6 +41,7 @@ func TestStateIsSingleUse(t *testing.T) {
 	}
 	bad := httptest.NewRequest(http.MethodPost, "/setup/start", strings.NewReader("account=organization&org=../evil"))
 	bad.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	bad.RemoteAddr = "127.0.0.1:40000"
 	rec = httptest.NewRecorder()
 	s.ServeHTTP(rec, bad)
 	if rec.Code != 400 {
@@ -61,6 +63,25 @@ func TestBuildManifestFromAppYML(t *testing.T) {
 	for _, p := range []string{"issues", "checks", "actions", "contents", "pull_requests", "metadata"} {
 		if perms[p] == nil {
 			t.Errorf("permission %s missing", p)
+		}
+	}
+}
+
+func TestSetupPagesNeedLoopbackOrTheToken(t *testing.T) {
+	s := &Server{GitHubWebURL: "https://github.com", Token: "t0k3n"}
+	for _, c := range []struct {
+		remote, path string
+		want         int
+	}{
+		{"127.0.0.1:5000", "/", 200}, {"[::1]:5000", "/", 200},
+		{"203.0.113.9:5000", "/", 403}, {"203.0.113.9:5000", "/?setup_token=wrong", 403}, {"203.0.113.9:5000", "/?setup_token=t0k3n", 200},
+	} {
+		req := httptest.NewRequest(http.MethodGet, c.path, nil)
+		req.RemoteAddr = c.remote
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("%s %s: %d, want %d", c.remote, c.path, rec.Code, c.want)
 		}
 	}
 }

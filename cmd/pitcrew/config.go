@@ -56,24 +56,34 @@ type Config struct {
 
 // defaults are the values the README's configuration table gives.
 var defaults = map[string]string{
-	"PITCREW_ADDR":            ":8080",
-	"PITCREW_PUBLIC_URL":      "http://localhost:8080",
-	"PITCREW_LOG_LEVEL":       "info",
-	"GITHUB_V3_API_URL":       "https://api.github.com/",
-	"RUSH_API_URL":            "https://api.prix.dev",
-	"RUSH_AGENT":              "claude",
-	"PITCREW_WORKERS":         "10",
-	"PITCREW_SWEEP_EVERY":     "5m",
-	"PITCREW_SWEEP_LOOKBACK":  "72h",
-	"PITCREW_RECONCILE_EVERY": "2m",
-	"PITCREW_STALE_AFTER":     "10m",
-	"PITCREW_MAX_RUN_AGE":     "24h",
+	"PITCREW_ADDR":             ":8080",
+	"PITCREW_PUBLIC_URL":       "http://localhost:8080",
+	"PITCREW_LOG_LEVEL":        "info",
+	"GITHUB_V3_API_URL":        "https://api.github.com/",
+	"GITHUB_WEB_URL":           "https://github.com",
+	"PITCREW_CREDENTIALS_FILE": ".pitcrew/credentials.yml",
+	"RUSH_API_URL":             "https://api.prix.dev",
+	"RUSH_AGENT":               "claude",
+	"PITCREW_WORKERS":          "10",
+	"PITCREW_SWEEP_EVERY":      "5m",
+	"PITCREW_SWEEP_LOOKBACK":   "72h",
+	"PITCREW_RECONCILE_EVERY":  "2m",
+	"PITCREW_STALE_AFTER":      "10m",
+	"PITCREW_MAX_RUN_AGE":      "24h",
 }
 
 // configFiles lists the files to read: the credentials file the setup
-// pages wrote, when it exists, then the -config file.
+// pages wrote, when it exists, then the -config file (which wins). The
+// credentials file's path comes from the environment, else the -config
+// file, else the default.
 func configFiles(flagFile string, getenv func(string) string) []string {
 	creds := getenv("PITCREW_CREDENTIALS_FILE")
+	if creds == "" && flagFile != "" {
+		var m map[string]string
+		if b, err := os.ReadFile(flagFile); err == nil && yaml.Unmarshal(b, &m) == nil {
+			creds = m["PITCREW_CREDENTIALS_FILE"]
+		}
+	}
 	if creds == "" {
 		creds = defaults["PITCREW_CREDENTIALS_FILE"]
 	}
@@ -116,7 +126,9 @@ func LoadConfig(files []string, getenv func(string) string) (Config, error) {
 			if _, ok := fields[k]; !ok {
 				return Config{}, fmt.Errorf("config file %s: unknown key %s", file, k)
 			}
-			values[k] = v
+			if v != "" { // an empty value does not unset what an earlier file set
+				values[k] = v
+			}
 		}
 	}
 	for name, ptr := range fields {

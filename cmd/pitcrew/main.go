@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -70,8 +73,11 @@ func main() {
 // switches to serving webhooks once the app is registered.
 func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	var handler swapHandler
+	var mu sync.Mutex // guards stopApp: the setup callback sets it on its own goroutine
 	var stopApp func()
 	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
 		if stopApp != nil {
 			stopApp()
 		}
@@ -85,8 +91,10 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 			if err != nil {
 				return err
 			}
-			handler.set(h)
+			mu.Lock()
 			stopApp = stop
+			mu.Unlock()
+			handler.set(h)
 			return nil
 		}))
 		log.Warn().Str("url", cfg.PublicURL).Msg("no GitHub App configured: setup mode; open this URL to register pitcrew")
@@ -208,8 +216,13 @@ func setupServer(cfg Config, log zerolog.Logger, registered func(Config) error) 
 	if err != nil {
 		panic(err) // app.yml is embedded: a broken one fails every test
 	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	// Printed, not logged: it is for the person at this terminal.
+	fmt.Fprintf(os.Stderr, "pitcrew: setup mode. Open %s/ from this machine, or %s/?setup_token=%s from elsewhere.\n", cfg.PublicURL, cfg.PublicURL, token)
 	return &setup.Server{
-		Manifest: manifest, GitHubWebURL: cfg.GitHubWebURL, GitHubAPIURL: cfg.GitHubAPIURL, CredentialsPath: cfg.CredentialsFile,
+		Manifest: manifest, GitHubWebURL: cfg.GitHubWebURL, GitHubAPIURL: cfg.GitHubAPIURL, CredentialsPath: cfg.CredentialsFile, Token: token,
 		Registered: func(setup.Credentials) error {
 			next, err := LoadConfig(cfg.ConfigFiles(), os.Getenv)
 			if err != nil {
@@ -230,13 +243,14 @@ func openRedis(ctx context.Context, url string, log zerolog.Logger) (redis.Unive
 			return nil, nil, fmt.Errorf("starting embedded Redis: %w", err)
 		}
 		log.Warn().Str("addr", m.Addr()).Msg("REDIS_URL is unset: using an embedded in-memory Redis; all state (queued work, runs) is lost when pitcrew stops")
-		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 		return rdb, func() { rdb.Close(); m.Close() }, nil
 	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, nil, errors.New("REDIS_URL is not a valid redis:// or rediss:// URL")
 	}
+	opts.ContextTimeoutEnabled = true // a request's deadline bounds its Redis calls
 	rdb := redis.NewClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
