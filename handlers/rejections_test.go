@@ -162,3 +162,17 @@ func TestGitHub404FailsTheStepAtOnce(t *testing.T) {
 		t.Fatalf("a 404 was retried: %d attempts", n)
 	}
 }
+
+func TestAnotherInstallationCannotReachARun(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(96)
+	foreign := strings.Replace(string(labeledEvent(t, "flaky", "alice", 97, flakyTest, "")), `"id":42`, `"id":43`, 1)
+	h.deliver("issues", newDeliveryID(), []byte(foreign))
+	h.eventually("the refusal", h.commentContains(97, "belongs to another installation"))
+	if h.sandbox.SessionCount() != 1 {
+		t.Fatalf("%d sessions", h.sandbox.SessionCount())
+	}
+	if subjects, _ := h.app.Ledger.Subjects(t.Context(), "flaky:hexpm/hexpm:"+flakyTest+"#1"); len(subjects) != 1 {
+		t.Fatalf("the foreign issue subscribed to the run: %v", subjects)
+	}
+}
