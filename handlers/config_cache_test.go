@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -18,15 +17,7 @@ func TestConfigIsCachedUntilAPushChangesIt(t *testing.T) {
 	}
 	// A push to the default branch that changes the file drops the cache.
 	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  verify_runs: 70\n")
-	var push map[string]any
-	readJSON(t, "push.json", &push)
-	push["installation"] = map[string]any{"id": testInstallation}
-	push["ref"], push["after"] = "refs/heads/master", strings.Repeat("a", 40)
-	push["commits"] = []any{map[string]any{"id": strings.Repeat("a", 40), "added": []any{}, "modified": []any{".github/pitcrew.yml"}, "removed": []any{}}}
-	repo := push["repository"].(map[string]any)
-	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
-	b, _ := json.Marshal(push)
-	h.deliver("push", newDeliveryID(), b)
+	h.deliver("push", newDeliveryID(), pushEvent(t, strings.Repeat("a", 40), []any{}, []any{".github/pitcrew.yml"}))
 	h.eventually("the push handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 3 })
 	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 92, "test/third_test.exs:4", ""))
 	h.eventually("the third run", func() bool { return h.sandbox.SessionCount() == 3 })

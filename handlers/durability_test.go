@@ -48,19 +48,12 @@ func TestWorkerCrashBetweenAcknowledgeAndStart(t *testing.T) {
 
 func TestInstallationCreatesTheFlakyLabel(t *testing.T) {
 	h := newHarness(t, true)
-	var created map[string]any
-	readJSON(t, "installation.created.json", &created)
-	created["installation"].(map[string]any)["id"] = testInstallation
-	payload, _ := json.Marshal(created)
-	h.deliver("installation", newDeliveryID(), payload)
+	h.deliver("installation", newDeliveryID(), example(t, "installation.created.json", func(map[string]any) {}))
 	h.eventually("the label in the installed repository", func() bool { return h.gh.HasLabel("Codertocat/Hello-World", "flaky") })
 
-	var added map[string]any
-	readJSON(t, "installation_repositories.added.json", &added)
-	added["installation"].(map[string]any)["id"] = testInstallation
-	payload, _ = json.Marshal(added)
-	h.deliver("installation_repositories", newDeliveryID(), payload)
-	h.deliver("installation_repositories", newDeliveryID(), payload) // a second, separate delivery: label exists
+	added := example(t, "installation_repositories.added.json", func(map[string]any) {})
+	h.deliver("installation_repositories", newDeliveryID(), added)
+	h.deliver("installation_repositories", newDeliveryID(), added) // a second, separate delivery: label exists
 	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 3 })
 	if !h.gh.HasLabel("Codertocat/Space", "flaky") {
 		t.Fatal("no label in the added repository")

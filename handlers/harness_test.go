@@ -3,13 +3,9 @@ package handlers
 import (
 	"bytes"
 	"crypto/hmac"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,22 +60,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var (
-	keyOnce sync.Once
-	keyPEM  []byte
-)
-
-func testPrivateKey(t testing.TB) []byte {
-	keyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyPEM = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
-	})
-	return keyPEM
-}
-
 // newHarness builds the app; startWorker says whether its queue worker
 // runs; tune, when given, adjusts the options first.
 func newHarness(t testing.TB, startWorker bool, tune ...func(*Options)) *harness {
@@ -91,7 +71,7 @@ func newHarness(t testing.TB, startWorker bool, tune ...func(*Options)) *harness
 	}
 	h.opts = Options{
 		WebhookSecret: testWebhookSecret, RushWebhookSecret: testRushSecret, AppSlug: "pitcrew",
-		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testPrivateKey(t),
+		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testenv.AppKeyPEM(t),
 			githubapp.WithTransport(&RetryTransport{BaseDelay: time.Millisecond})),
 		Redis: h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
 		Concurrency: 8, PollInterval: 20 * time.Millisecond, ShutdownTimeout: 500 * time.Millisecond,
@@ -171,6 +151,16 @@ func (h *harness) callback(event, sessionID string) int {
 	return h.sandbox.Callback(h.t, h.server.URL+"/api/rush/hook", testRushSecret, event, sessionID)
 }
 
+// finish ends a session as the agent would, and sends its callback.
+func (h *harness) finish(sessionID, status, answer string) int {
+	h.sandbox.Finish(sessionID, status, answer)
+	event := sandbox.EventRunCompleted
+	if status == sandbox.StatusFailed {
+		event = sandbox.EventRunFailed
+	}
+	return h.callback(event, sessionID)
+}
+
 // eventually polls cond until it holds, failing the test after 10 s.
 func (h *harness) eventually(what string, cond func() bool) {
 	h.t.Helper()
@@ -201,24 +191,27 @@ func (h *harness) commentContains(issue int, text string) func() bool {
 	}
 }
 
-// labeledEvent is the issues.labeled example from @octokit/webhooks-examples,
-// moved to hexpm/hexpm, with an installation and the given label, sender,
-// issue number and text.
-func labeledEvent(t testing.TB, label, sender string, issue int, title, body string) []byte {
+// example is an @octokit/webhooks-examples payload as pitcrew would get
+// it: sent to installation 42, moved to hexpm/hexpm, then changed by change.
+func example(t testing.TB, name string, change func(ev map[string]any)) []byte {
 	var ev map[string]any
-	readJSON(t, "issues.labeled.json", &ev)
-	ev["label"].(map[string]any)["name"] = label
-	ev["installation"] = map[string]any{"id": testInstallation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI="}
-	is := ev["issue"].(map[string]any)
-	is["number"], is["title"], is["body"] = issue, title, body
-	repo := ev["repository"].(map[string]any)
-	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
-	repo["owner"].(map[string]any)["login"] = "hexpm"
-	s := ev["sender"].(map[string]any)
-	s["login"] = sender
-	if strings.HasSuffix(sender, "[bot]") {
-		s["type"] = "Bot"
+	b, err := os.ReadFile("../testdata/webhooks/" + name)
+	if err == nil {
+		err = json.Unmarshal(b, &ev)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst, ok := ev["installation"].(map[string]any); ok {
+		inst["id"] = testInstallation // keep the real shape where the example has one
+	} else {
+		ev["installation"] = map[string]any{"id": testInstallation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI="}
+	}
+	if repo, ok := ev["repository"].(map[string]any); ok {
+		repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
+		repo["owner"].(map[string]any)["login"] = "hexpm"
+	}
+	change(ev)
 	out, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -226,14 +219,28 @@ func labeledEvent(t testing.TB, label, sender string, issue int, title, body str
 	return out
 }
 
-func readJSON(t testing.TB, name string, v any) {
-	b, err := os.ReadFile("../testdata/webhooks/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatal(err)
-	}
+// labeledEvent is the issues.labeled example with the given label, sender,
+// issue number and text.
+func labeledEvent(t testing.TB, label, sender string, issue int, title, body string) []byte {
+	return example(t, "issues.labeled.json", func(ev map[string]any) {
+		ev["label"].(map[string]any)["name"] = label
+		is := ev["issue"].(map[string]any)
+		is["number"], is["title"], is["body"] = issue, title, body
+		s := ev["sender"].(map[string]any)
+		s["login"] = sender
+		if strings.HasSuffix(sender, "[bot]") {
+			s["type"] = "Bot"
+		}
+	})
+}
+
+// pushEvent is the push example: commit after pushed to the default
+// branch, adding and modifying files.
+func pushEvent(t testing.TB, after string, added, modified []any) []byte {
+	return example(t, "push.json", func(ev map[string]any) {
+		ev["ref"], ev["after"] = "refs/heads/master", after
+		ev["commits"] = []any{map[string]any{"id": after, "added": added, "modified": modified, "removed": []any{}}}
+	})
 }
 
 var deliverySeq struct {

@@ -160,8 +160,7 @@ func TestManyIssuesNamingOneTestShareOneRun(t *testing.T) {
 	})
 
 	// When the run ends, every issue that shows it gets the outcome.
-	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
-	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
 	for i := 0; i < 20; i++ {
 		h.eventually("the outcome on every issue", h.commentContains(100+i, "pull/1234"))
 	}

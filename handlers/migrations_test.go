@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
@@ -17,17 +16,12 @@ const mergeSHA = "c4295bd74fb0f4fda03689c3df3f2803b658fd85"
 // mergedPullEvent is the pull_request.closed example from
 // @octokit/webhooks-examples, moved to hexpm/hexpm and turned merged.
 func mergedPullEvent(t testing.TB, number int, sha string) []byte {
-	var ev map[string]any
-	readJSON(t, "pull_request.closed.json", &ev)
-	ev["installation"] = map[string]any{"id": testInstallation}
-	ev["number"] = number
-	pr := ev["pull_request"].(map[string]any)
-	pr["number"], pr["merged"], pr["merged_at"], pr["merge_commit_sha"] = number, true, "2026-12-01T10:00:00Z", sha
-	pr["merged_by"] = map[string]any{"login": "alice", "id": 1, "type": "User"}
-	repo := ev["repository"].(map[string]any)
-	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
-	b, _ := json.Marshal(ev)
-	return b
+	return example(t, "pull_request.closed.json", func(ev map[string]any) {
+		ev["number"] = number
+		pr := ev["pull_request"].(map[string]any)
+		pr["number"], pr["merged"], pr["merged_at"], pr["merge_commit_sha"] = number, true, "2026-12-01T10:00:00Z", sha
+		pr["merged_by"] = map[string]any{"login": "alice", "id": 1, "type": "User"}
+	})
 }
 
 const report = `# Slow queries after 20261201_add_downloads_index
@@ -80,8 +74,7 @@ func TestMergedMigrationReportOnThePullRequest(t *testing.T) {
 	}
 
 	h.sandbox.AddArtifact("ses_1", ReportName, report)
-	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, "Report written.")
-	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.finish("ses_1", sandbox.StatusCompleted, "Report written.")
 	h.eventually("the report", h.commentContains(12, "Package list sorted by downloads"))
 	c := h.statusComment(12).Body
 	for _, want := range []string{"materialized views: Seeded: 40,000 packages", "## 2. N+1 on the dependants page", "@\u200bericmj", "fixes #\u200b123", "closes hexpm/hexpm#\u200b45"} {
@@ -123,8 +116,7 @@ func TestLongReportIsCutAtASection(t *testing.T) {
 		fmt.Fprintf(&long, "## Query %d\n\n%s\n\n", i, strings.Repeat("EXPLAIN line with buffers\n", 20))
 	}
 	h.sandbox.AddArtifact("ses_1", ReportName, long.String())
-	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, "done")
-	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.finish("ses_1", sandbox.StatusCompleted, "done")
 	h.eventually("the cut report", h.commentContains(14, "the remaining sections are in [the run]("))
 	c := h.statusComment(14).Body
 	if len(c) > maxCommentLen || !strings.Contains(c, "## Query 0\n") {
@@ -149,8 +141,7 @@ func TestRunWithoutReportAndFailedRun(t *testing.T) {
 		if id == "ses_2" {
 			status = sandbox.StatusFailed
 		}
-		h.sandbox.Finish(id, status, "Postgres did not start.")
-		h.callback(sandbox.EventRunCompleted, id)
+		h.finish(id, status, "Postgres did not start.")
 	}
 	h.eventually("both outcomes", func() bool {
 		all := ""
@@ -166,15 +157,7 @@ func TestRunWithoutReportAndFailedRun(t *testing.T) {
 func TestPushWithoutPullRequestCommentsOnTheCommit(t *testing.T) {
 	h := newHarness(t, true)
 	push := func(after string) []byte {
-		var ev map[string]any
-		readJSON(t, "push.json", &ev)
-		ev["installation"] = map[string]any{"id": testInstallation}
-		ev["ref"], ev["after"] = "refs/heads/master", after
-		ev["commits"] = []any{map[string]any{"id": after, "added": []any{"priv/repo/migrations/20261202_hotfix.exs"}, "modified": []any{}, "removed": []any{}}}
-		repo := ev["repository"].(map[string]any)
-		repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
-		b, _ := json.Marshal(ev)
-		return b
+		return pushEvent(t, after, []any{"priv/repo/migrations/20261202_hotfix.exs"}, []any{})
 	}
 	direct, merged := strings.Repeat("e", 40), strings.Repeat("f", 40)
 	h.gh.SetMergedPullFor(merged, 20)

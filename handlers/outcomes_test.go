@@ -21,8 +21,7 @@ func (h *harness) startOne(n int) {
 func TestFailedRunSaysWhyAndHowToRetry(t *testing.T) {
 	h := newHarness(t, true)
 	h.startOne(20)
-	h.sandbox.Finish("ses_1", sandbox.StatusFailed, "The sandbox ran out of memory while compiling deps.")
-	h.callback(sandbox.EventRunFailed, "ses_1")
+	h.finish("ses_1", sandbox.StatusFailed, "The sandbox ran out of memory while compiling deps.")
 	h.eventually("the failure", h.commentContains(20, "failed: The sandbox ran out of memory"))
 	if c := h.statusComment(20).Body; !strings.Contains(c, "remove the `flaky` label and add it again") {
 		t.Fatalf("no retry hint:\n%s", c)
@@ -41,8 +40,7 @@ func TestFailedRunSaysWhyAndHowToRetry(t *testing.T) {
 func TestNotReproducedAndCooldown(t *testing.T) {
 	h := newHarness(t, true)
 	h.startOne(21)
-	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, "No failure in 500 runs.\n```json\n{\"outcome\":\"not_reproduced\",\"pr_url\":null,\"runs\":500}\n```")
-	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.finish("ses_1", sandbox.StatusCompleted, "No failure in 500 runs.\n```json\n{\"outcome\":\"not_reproduced\",\"pr_url\":null,\"runs\":500}\n```")
 	h.eventually("the outcome", h.commentContains(21, "could not reproduce the failure in 500 runs; no pull request was opened"))
 
 	// Within the cooldown, another report of the same test links to it.
@@ -57,16 +55,14 @@ func TestDeletedStatusCommentIsRecreated(t *testing.T) {
 	h := newHarness(t, true)
 	h.startOne(23)
 	h.gh.DeleteComment(h.statusComment(23).ID)
-	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
-	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
 	h.eventually("a new status comment with the outcome", h.commentContains(23, "pull/1234"))
 }
 
 func TestAnswerWithoutResultBlock(t *testing.T) {
 	h := newHarness(t, true)
 	h.startOne(24)
-	h.sandbox.Finish("ses_1", sandbox.StatusCompleted, "I fixed it, trust me.")
-	h.callback(sandbox.EventRunCompleted, "ses_1")
+	h.finish("ses_1", sandbox.StatusCompleted, "I fixed it, trust me.")
 	h.eventually("the unreadable outcome", h.commentContains(24, "its answer had no readable result"))
 }
 

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -14,16 +13,11 @@ const headSHA = "5779607b49aab1200488439f02372c57b4f75444"
 // rerunPassedEvent is the workflow_run.completed example from
 // @octokit/webhooks-examples, moved to hexpm/hexpm, as attempt 2 that passed.
 func rerunPassedEvent(t testing.TB, runID int64, sha string) []byte {
-	var ev map[string]any
-	readJSON(t, "workflow_run.completed.json", &ev)
-	ev["installation"] = map[string]any{"id": testInstallation}
-	run := ev["workflow_run"].(map[string]any)
-	run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, 2, "success", "completed", sha, "CI"
-	repo := ev["repository"].(map[string]any)
-	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
-	run["head_repository"] = map[string]any{"full_name": "hexpm/hexpm"}
-	b, _ := json.Marshal(ev)
-	return b
+	return example(t, "workflow_run.completed.json", func(ev map[string]any) {
+		run := ev["workflow_run"].(map[string]any)
+		run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, 2, "success", "completed", sha, "CI"
+		run["head_repository"] = map[string]any{"full_name": "hexpm/hexpm"}
+	})
 }
 
 func fixture(t testing.TB, name string) string {
@@ -87,8 +81,7 @@ func TestRerunPassedWorkflowStartsOneFixPerTest(t *testing.T) {
 
 	// When the runs end, the check runs show the outcome.
 	for _, id := range h.sandbox.SessionIDs() {
-		h.sandbox.Finish(id, sandbox.StatusCompleted, fixedAnswer)
-		h.callback(sandbox.EventRunCompleted, id)
+		h.finish(id, sandbox.StatusCompleted, fixedAnswer)
 	}
 	h.eventually("the outcome in the first check run", func() bool {
 		s := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
@@ -146,16 +139,11 @@ func FuzzParseRerunPassed(f *testing.F) {
 // passedCheckEvent is the check_run.completed example, moved to
 // hexpm/hexpm, as a CircleCI check that passed.
 func passedCheckEvent(t testing.TB, id int64, sha, name string) []byte {
-	var ev map[string]any
-	readJSON(t, "check_run.completed.json", &ev)
-	ev["installation"] = map[string]any{"id": testInstallation}
-	c := ev["check_run"].(map[string]any)
-	c["id"], c["conclusion"], c["head_sha"], c["name"] = id, "success", sha, name
-	c["app"].(map[string]any)["slug"] = "circleci-checks"
-	repo := ev["repository"].(map[string]any)
-	repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
-	b, _ := json.Marshal(ev)
-	return b
+	return example(t, "check_run.completed.json", func(ev map[string]any) {
+		c := ev["check_run"].(map[string]any)
+		c["id"], c["conclusion"], c["head_sha"], c["name"] = id, "success", sha, name
+		c["app"].(map[string]any)["slug"] = "circleci-checks"
+	})
 }
 
 func TestCheckRunCIThatPassedOnRerun(t *testing.T) {

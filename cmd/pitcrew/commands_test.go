@@ -2,11 +2,7 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +14,8 @@ import (
 func TestReplayDryRunCommand(t *testing.T) {
 	gh := testenv.NewGitHub(t)
 	gh.SetPermission("alice", "write")
-	k, _ := rsa.GenerateKey(rand.Reader, 2048)
 	t.Setenv("GITHUB_APP_INTEGRATION_ID", "1")
-	t.Setenv("GITHUB_APP_PRIVATE_KEY", string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})))
+	t.Setenv("GITHUB_APP_PRIVATE_KEY", string(testenv.AppKeyPEM(t)))
 	t.Setenv("GITHUB_V3_API_URL", gh.URL+"/")
 	t.Setenv("PITCREW_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none.yml"))
 	var ev map[string]any

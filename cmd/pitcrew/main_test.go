@@ -3,11 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"net"
 	"net/http"
 	"os"
@@ -49,12 +45,11 @@ func TestLoadConfig(t *testing.T) {
 func TestRunServesAndShutsDown(t *testing.T) {
 	gh := testenv.NewGitHub(t)
 	sb := testenv.NewSandbox(t)
-	k, _ := rsa.GenerateKey(rand.Reader, 2048)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
 	env := map[string]string{"PITCREW_ADDR": addr, "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
-		"GITHUB_APP_PRIVATE_KEY": string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})),
+		"GITHUB_APP_PRIVATE_KEY": string(testenv.AppKeyPEM(t)),
 		"RUSH_API_URL":           sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
 	cfg, err := LoadConfig(nil, func(k string) string { return env[k] })
 	if err != nil {

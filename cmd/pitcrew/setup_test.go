@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"html"
 	"io"
 	"net"
@@ -33,8 +29,7 @@ import (
 func setupPitcrew(t *testing.T) (base string, gh *testenv.GitHub, credsPath string) {
 	gh = testenv.NewGitHub(t)
 	sb := testenv.NewSandbox(t)
-	k, _ := rsa.GenerateKey(rand.Reader, 2048)
-	gh.AppKeyPEM = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	gh.AppKeyPEM = testenv.AppKeyPEM(t)
 	gh.ManifestCode = "a1b2c3"
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()

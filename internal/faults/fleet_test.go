@@ -4,10 +4,6 @@
 package faults
 
 import (
-	crand "crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -95,8 +91,7 @@ func newFleet(t *testing.T, n int, extraEnv ...string) *fleet {
 	t.Cleanup(func() { f.redis.Process.Signal(syscall.SIGCONT); f.redis.Process.Kill(); f.redis.Wait() })
 	f.redisURL = "redis://" + redisAddr
 
-	k, _ := rsa.GenerateKey(crand.Reader, 2048)
-	key := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	key := testenv.AppKeyPEM(t)
 	f.env = append([]string{
 		"GITHUB_APP_INTEGRATION_ID=1", "GITHUB_APP_PRIVATE_KEY=" + string(key), "GITHUB_APP_WEBHOOK_SECRET=" + webhookSecret,
 		"GITHUB_V3_API_URL=" + f.gh.URL + "/", "REDIS_URL=" + f.redisURL,
