@@ -106,7 +106,7 @@ func (g *restGitHub) FindCheckRun(ctx context.Context, repo Repo, sha, name, ext
 		return 0, fmt.Errorf("listing check runs on %s: %w", sha, err)
 	}
 	for _, c := range res.CheckRuns {
-		if c.GetExternalID() == externalID && c.GetApp().GetSlug() != "" {
+		if c.GetExternalID() == externalID {
 			return c.GetID(), nil
 		}
 	}

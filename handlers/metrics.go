@@ -28,6 +28,3 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.Deliveries, m.Callbacks, m.Runs, m.SweptDeliveries, m.Redeliveries, m.Reconciled)
 	return m
 }
-
-// prometheusRegistry is a registry of its own, for one-off uses (replay).
-func prometheusRegistry() *prometheus.Registry { return prometheus.NewRegistry() }

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -68,10 +67,7 @@ func (r *Reconciler) ProcessTask(ctx context.Context, _ *asynq.Task) error {
 	}
 	bucket := r.now().Unix() / int64(max(stale/time.Second, 1))
 	for _, id := range sessions {
-		payload, _ := json.Marshal(refresh{SessionID: id, Reconcile: true})
-		_, err := r.Queue.EnqueueContext(ctx, asynq.NewTask(TaskSessionRefresh, payload,
-			asynq.TaskID(fmt.Sprintf("reconcile:%s:%d", id, bucket)), asynq.Queue(QueueOutcome), asynq.MaxRetry(maxRetry),
-			asynq.Retention(stale), asynq.Timeout(5*time.Minute)))
+		_, err := r.Queue.EnqueueContext(ctx, ReconcileTask(id, fmt.Sprintf("reconcile:%s:%d", id, bucket)))
 		if err != nil && !isDuplicate(err) {
 			return err
 		}

@@ -73,6 +73,13 @@ func refreshTask(r refresh, taskID string, opts ...asynq.Option) *asynq.Task {
 		asynq.Retention(24 * time.Hour), asynq.Timeout(5 * time.Minute)}, opts...)...)
 }
 
+// ReconcileTask asks a worker to read a session again and report its
+// outcome (the reconciler; pitcrew runs retry). taskID keeps a repeat from
+// being queued twice.
+func ReconcileTask(sessionID, taskID string) *asynq.Task {
+	return refreshTask(refresh{SessionID: sessionID, Reconcile: true}, taskID)
+}
+
 // isDuplicate reports whether an enqueue failed only because the same
 // task is already stored.
 func isDuplicate(err error) bool { return errors.Is(err, asynq.ErrTaskIDConflict) }

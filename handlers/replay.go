@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -32,7 +33,7 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 	queue := asynq.NewClientFromRedisClient(o.Redis)
 	defer queue.Close()
 	base := Base{Clients: &recordingClients{Clients: NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
-		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: NewMetrics(prometheusRegistry()), AppSlug: o.AppSlug, Queue: queue}
+		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: NewMetrics(prometheus.NewRegistry()), AppSlug: o.AppSlug, Queue: queue}
 	for _, h := range eventHandlers(base) {
 		for _, e := range h.Handles() {
 			if e == event {

@@ -31,11 +31,7 @@ func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]s
 		fmt.Fprintf(b, "🔄 A profiling run started at %s UTC%s: the agent loads the schema, seeds realistic data, exercises the main pages and reports every query over 50 ms. This comment will hold its report.\n",
 			r.StartedAt.UTC().Format("15:04"), link)
 	case r.State == runs.Failed:
-		why := r.Error
-		if why == "" {
-			why = "no reason was given"
-		}
-		fmt.Fprintf(b, "❌ The profiling run failed: %s%s. No report was produced.\n", why, link)
+		fmt.Fprintf(b, "❌ The profiling run failed: %s%s. No report was produced.\n", orDefault(r.Error, "no reason was given"), link)
 	case reports[e.RunID] == "":
 		fmt.Fprintf(b, "⚠️ The profiling run ended without producing `%s`, so there is no report%s.\n", ReportName, link)
 	default:

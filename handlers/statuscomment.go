@@ -80,11 +80,7 @@ func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
 		}
 		return fmt.Sprintf("🔄 the agent is working on it since %s UTC: reproducing the failure with random seeds, then fixing the cause%s.", r.StartedAt.UTC().Format("15:04"), link)
 	case runs.Failed:
-		why := "no reason was given"
-		if r.Error != "" {
-			why = r.Error
-		}
-		return fmt.Sprintf("❌ the run%s failed: %s%s. To retry, remove the `%s` label and add it again.", origin, why, link, label)
+		return fmt.Sprintf("❌ the run%s failed: %s%s. To retry, remove the `%s` label and add it again.", origin, orDefault(r.Error, "no reason was given"), link, label)
 	}
 	prefix := ""
 	if e.Relation == runs.ClaimCooldown {
@@ -96,11 +92,7 @@ func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
 func describeResult(r runs.Run, link string) string {
 	res := r.Result
 	if res == nil {
-		why := r.Error
-		if why == "" {
-			why = "its answer did not say what it found"
-		}
-		return fmt.Sprintf("⚠️ the run ended but %s%s.", why, link)
+		return fmt.Sprintf("⚠️ the run ended but %s%s.", orDefault(r.Error, "its answer did not say what it found"), link)
 	}
 	var b strings.Builder
 	switch {

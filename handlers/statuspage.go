@@ -26,7 +26,6 @@ type StatusPage struct {
 	Ledger    *runs.Ledger
 	Inspector *asynq.Inspector
 	AppClient func() (*github.Client, error)
-	now       func() time.Time
 }
 
 func (p *StatusPage) allowed(r *http.Request) bool {

@@ -184,9 +184,7 @@ func retryRun(ctx context.Context, ledger *runs.Ledger, rdb redis.UniversalClien
 	}
 	q := asynq.NewClientFromRedisClient(rdb)
 	defer q.Close()
-	payload, _ := json.Marshal(map[string]any{"session_id": r.SessionID, "reconcile": true})
-	if _, err := q.EnqueueContext(ctx, asynq.NewTask(handlers.TaskSessionRefresh, payload, asynq.Queue(handlers.QueueOutcome),
-		asynq.TaskID(fmt.Sprintf("retry:%s:%d", r.SessionID, time.Now().Unix())), asynq.MaxRetry(12))); err != nil {
+	if _, err := q.EnqueueContext(ctx, handlers.ReconcileTask(r.SessionID, fmt.Sprintf("retry:%s:%d", r.SessionID, time.Now().Unix()))); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "queued a fresh read of session %s for run %s (%s)\n", r.SessionID, id, strings.ToLower(string(r.State)))

@@ -30,8 +30,7 @@ type Sandbox struct {
 	failStarts  int
 	limited     int               // next start requests answered 429 with Retry-After: 1
 	artifacts   map[string]string // URL path → content
-	StartDelay  time.Duration
-	AfterCreate func() // called after a session is created, before the answer
+	AfterCreate func()            // called after a session is created, before the answer
 }
 
 // NewSandbox starts the fake; it stops with the test.
@@ -171,7 +170,6 @@ func (s *Sandbox) start(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"agent, input and resources are required"}`, http.StatusUnprocessableEntity)
 		return
 	}
-	time.Sleep(s.StartDelay)
 	key := r.Header.Get("Idempotency-Key")
 	s.mu.Lock()
 	s.starts = append(s.starts, req)
