@@ -58,16 +58,16 @@ func (h *RushHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log := h.Logger.With().Str("session_id", cb.SessionID).Str("event", cb.Event).Logger()
-	run, err := h.Ledger.BySession(r.Context(), cb.SessionID)
-	if errors.Is(err, runs.ErrNotFound) {
-		outcome = "unknown_session"
-		log.Info().Msg("callback for a session pitcrew did not start; ignored")
-		w.WriteHeader(http.StatusOK)
-		return
-	}
+	known, err := h.Ledger.HasSession(r.Context(), cb.SessionID)
 	if err != nil {
 		log.Error().Err(err).Msg("reading the ledger")
 		http.Error(w, "try again later", http.StatusServiceUnavailable)
+		return
+	}
+	if !known {
+		outcome = "unknown_session"
+		log.Info().Msg("callback for a session pitcrew did not start; ignored")
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	_, err = h.Queue.EnqueueContext(r.Context(), refreshTask(refresh{SessionID: cb.SessionID}, "cb:"+r.Header.Get("webhook-id")))
@@ -80,7 +80,7 @@ func (h *RushHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		outcome = "queued"
-		log.Info().Str("run_id", run.ID).Msg("queued a session refresh")
+		log.Info().Msg("queued a session refresh")
 	}
 	w.WriteHeader(http.StatusAccepted)
 }

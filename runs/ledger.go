@@ -147,6 +147,13 @@ func (l *Ledger) BySession(ctx context.Context, sessionID string) (Run, error) {
 	return l.Get(ctx, id)
 }
 
+// HasSession reports whether a sandbox session belongs to a run (one
+// round trip, for the callback's answer).
+func (l *Ledger) HasSession(ctx context.Context, sessionID string) (bool, error) {
+	n, err := l.rdb.Exists(ctx, l.sessionKey(sessionID)).Result()
+	return n > 0, err
+}
+
 // Update changes a run under optimistic locking: change sees the current
 // record and may alter it; returning an error leaves it untouched. A change
 // of State must follow the state machine. A run that has just got a
