@@ -12,12 +12,8 @@ package main
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -27,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -41,6 +38,9 @@ type Result struct {
 	P99        float64 `json:"p99_ms"`
 	P999       float64 `json:"p999_ms"`
 	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
+	// SenderCPU is this generator's own CPU time per delivery sent, in µs:
+	// on a shared machine it is what the server under test cannot use.
+	SenderCPU float64 `json:"sender_cpu_us"`
 }
 
 func main() {
@@ -64,7 +64,11 @@ func main() {
 	if err != nil || *url == "" || *secret == "" {
 		log.Fatalf("need -url, -secret and a readable -payload: %v", err)
 	}
-	res := run(*url, *secret, *event, compact(payload), *rate, *concurrency, *duration)
+	t, err := newTemplate(*url, *secret, *event, compact(payload))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res := run(t, *rate, *concurrency, *duration)
 	if *pid > 0 {
 		res.PeakRSSMiB = peakRSS(*pid)
 	}
@@ -79,32 +83,17 @@ func compact(b []byte) []byte {
 	return out.Bytes()
 }
 
-func run(url, secret, event string, payload []byte, rate, concurrency int, duration time.Duration) Result {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(payload)
-	signature := "sha256=" + hex.EncodeToString(mac.Sum(nil))
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
-	var seq, sent, errs atomic.Int64
+func run(t *template, rate, concurrency int, duration time.Duration) Result {
+	var sent, errs atomic.Int64
 	var mu sync.Mutex
 	latencies := make([]time.Duration, 0, 1<<16)
-	send := func(scheduled time.Time) {
-		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(payload))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-GitHub-Event", event)
-		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("load-%d-%d", time.Now().UnixNano(), seq.Add(1)))
-		req.Header.Set("X-Hub-Signature-256", signature)
-		resp, err := client.Do(req)
+	send := func(s *sender, scheduled time.Time) {
+		status, err := s.send()
 		// Open loop: latency counts from when the delivery was due, so a
 		// server that falls behind is charged for the wait.
 		d := time.Since(scheduled)
 		sent.Add(1)
-		if err != nil {
-			errs.Add(1)
-			return
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if err != nil || status < 200 || status > 299 {
 			errs.Add(1)
 			return
 		}
@@ -112,28 +101,38 @@ func run(url, secret, event string, payload []byte, rate, concurrency int, durat
 		latencies = append(latencies, d)
 		mu.Unlock()
 	}
-	start := time.Now()
+	pool := &senderPool{t: t}
+	start, cpuStart := time.Now(), ownCPU()
 	var wg sync.WaitGroup
 	if rate > 0 {
 		interval := time.Second / time.Duration(rate)
 		for next := start; time.Since(start) < duration; next = next.Add(interval) {
 			time.Sleep(time.Until(next))
 			wg.Add(1)
-			go func(due time.Time) { defer wg.Done(); send(due) }(next)
+			go func(due time.Time) {
+				defer wg.Done()
+				s := pool.get()
+				send(s, due)
+				pool.put(s)
+			}(next)
 		}
 	} else {
 		for i := 0; i < concurrency; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				s := t.newSender()
+				defer s.close()
 				for time.Since(start) < duration {
-					send(time.Now())
+					send(s, time.Now())
 				}
 			}()
 		}
 	}
 	wg.Wait()
+	pool.closeAll()
 	elapsed := time.Since(start).Seconds()
+	senderCPU := (ownCPU() - cpuStart).Seconds() * 1e6 / float64(max(sent.Load(), 1))
 	slices.Sort(latencies)
 	pct := func(p float64) float64 {
 		if len(latencies) == 0 {
@@ -142,7 +141,14 @@ func run(url, secret, event string, payload []byte, rate, concurrency int, durat
 		return float64(latencies[min(len(latencies)-1, int(p*float64(len(latencies))))].Microseconds()) / 1000
 	}
 	return Result{Sent: sent.Load(), Errors: errs.Load(), Seconds: elapsed, Throughput: float64(len(latencies)) / elapsed,
-		P50: pct(0.50), P90: pct(0.90), P99: pct(0.99), P999: pct(0.999)}
+		P50: pct(0.50), P90: pct(0.90), P99: pct(0.99), P999: pct(0.999), SenderCPU: senderCPU}
+}
+
+// ownCPU is the user and system CPU time this process has used.
+func ownCPU() time.Duration {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // peakRSS reads a process's high-water resident memory from /proc.
