@@ -104,16 +104,14 @@ func NewApp(o Options) (*App, error) {
 	mux.Handle(TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: metrics, LookBack: o.SweepLookBack})
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
-	intake := &Intake{Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics}
-	githubHook := githubapp.NewEventDispatcher([]githubapp.EventHandler{intake}, o.WebhookSecret,
-		githubapp.WithErrorCallback(onIntakeError), githubapp.WithResponseCallback(onIntakeResponse))
+	intake := &Intake{Secret: []byte(o.WebhookSecret), Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics}
 
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
 	}, func() float64 { return queueDepth(inspector) }))
 
 	routes := http.NewServeMux()
-	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(githubHook, MaxGitHubBody), o.Logger))
+	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(intake, MaxGitHubBody), o.Logger))
 	routes.Handle("POST /api/datadog/hook", &DatadogHook{Token: o.DatadogToken, Queue: queue, Metrics: metrics, Logger: o.Logger})
 	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger})
 	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,53 +20,89 @@ const enqueueTimeout = 2 * time.Second
 // none of the events pitcrew reads comes near a few hundred KB.
 const MaxGitHubBody = 5 << 20
 
-// Intake is the go-githubapp event handler on the webhook route. It runs
-// inside the HTTP request, after the signature check: it checks the body is
-// JSON and stores the delivery on the durable queue, with the delivery id
-// as task id so a redelivery is refused. The 2xx goes out only once Redis
-// has the delivery.
+// Intake answers the GitHub webhook route. It checks the delivery's
+// headers, its signature (with go-github's check) and that the body is a
+// JSON object, then stores it on the durable queue, with the delivery id as
+// task id so a redelivery is refused. The 2xx goes out only once Redis has
+// the delivery.
+//
+// It does what go-githubapp's event dispatcher does, without the three
+// copies of the body that reading through it costs (go-github's
+// io.ReadAll, then the framing for the queue): the body is read once, into
+// a pooled buffer already framed for the queue.
 type Intake struct {
+	Secret    []byte
 	Queue     *asynq.Client
 	Inspector *asynq.Inspector
-	Events    []string
+	Events    []string // the events the worker has handlers for
 	Metrics   *Metrics
 }
-
-// Handles lists the events the worker has handlers for.
-func (in *Intake) Handles() []string { return in.Events }
 
 // errBadPayload is a delivery whose body is not a JSON object.
 var errBadPayload = errors.New("payload is not a JSON object")
 
-// Handle stores one delivery.
-func (in *Intake) Handle(ctx context.Context, event, deliveryID string, payload []byte) error {
-	if deliveryID == "" || strings.ContainsAny(deliveryID, "\n\r") || len(deliveryID) > 100 {
+// ServeHTTP takes one delivery: 202 once stored, 200 for an event pitcrew
+// does not handle, and an error status (see onIntakeError) otherwise.
+func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	event, id := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
+	refuse := func(cause error) {
 		in.Metrics.Deliveries.WithLabelValues(event, "rejected").Inc()
-		return githubapp.ValidationError{EventType: event, DeliveryID: deliveryID, Cause: errors.New("missing or invalid X-GitHub-Delivery")}
+		onIntakeError(w, r, githubapp.ValidationError{EventType: event, DeliveryID: id, Cause: cause})
 	}
-	// Only validity is checked here (a full decode costs a fifth of the
-	// intake's CPU); the worker decodes what each event needs.
-	if !isJSONObject(payload) {
-		in.Metrics.Deliveries.WithLabelValues(event, "rejected").Inc()
-		return githubapp.ValidationError{EventType: event, DeliveryID: deliveryID, Cause: errBadPayload}
+	switch {
+	case event == "" || strings.ContainsAny(event, "\n\r") || len(event) > 100:
+		refuse(errors.New("missing or invalid X-GitHub-Event"))
+		return
+	case id == "" || strings.ContainsAny(id, "\n\r") || len(id) > 100:
+		refuse(errors.New("missing or invalid X-GitHub-Delivery"))
+		return
 	}
+	d, err := readDelivery(r, event, id)
+	defer d.release()
+	if err != nil {
+		refuse(err)
+		return
+	}
+	if err := d.verify(r.Header.Get("Content-Type"), r.Header.Get("X-Hub-Signature-256"), in.Secret); err != nil {
+		refuse(err)
+		return
+	}
+	if !slices.Contains(in.Events, event) {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	// Only validity is checked here (a full decode would cost more than
+	// everything else together); the worker decodes what each event needs.
+	if !isJSONObject(d.body()) {
+		refuse(errBadPayload)
+		return
+	}
+	if err := in.store(r.Context(), event, id, d.framed); err != nil {
+		in.Metrics.Deliveries.WithLabelValues(event, "error").Inc()
+		onIntakeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// store puts a framed delivery (see decodeDelivery) on the queue.
+func (in *Intake) store(ctx context.Context, event, id string, framed []byte) error {
 	// GitHub waits 10 s for the answer: better a quick 503 (the delivery
 	// shows as failed and the sweeper has it redelivered) than a late 2xx.
 	ctx, cancel := context.WithTimeout(ctx, enqueueTimeout)
 	defer cancel()
-	_, err := in.Queue.EnqueueContext(ctx, deliveryTask(event, deliveryID, payload))
-	if isDuplicate(err) && in.dropIfArchived(deliveryID) {
+	_, err := in.Queue.EnqueueContext(ctx, deliveryTask(id, framed))
+	if isDuplicate(err) && in.dropIfArchived(id) {
 		// The earlier copy ran out of retries; a redelivery is how an
 		// operator asks for another go.
-		_, err = in.Queue.EnqueueContext(ctx, deliveryTask(event, deliveryID, payload))
+		_, err = in.Queue.EnqueueContext(ctx, deliveryTask(id, framed))
 	}
 	switch {
 	case isDuplicate(err):
 		in.Metrics.Deliveries.WithLabelValues(event, "duplicate").Inc()
-		zerolog.Ctx(ctx).Info().Msg("delivery already stored; ignoring the redelivery")
+		zerolog.Ctx(ctx).Info().Str("delivery", id).Msg("delivery already stored; ignoring the redelivery")
 		return nil
 	case err != nil:
-		in.Metrics.Deliveries.WithLabelValues(event, "error").Inc()
 		return err
 	}
 	in.Metrics.Deliveries.WithLabelValues(event, "queued").Inc()
@@ -77,7 +114,8 @@ func (in *Intake) Handle(ctx context.Context, event, deliveryID string, payload 
 // delivery, 503 when Redis could not take it (GitHub shows the delivery as
 // failed, and it can be redelivered).
 func onIntakeError(w http.ResponseWriter, r *http.Request, err error) {
-	log := zerolog.Ctx(r.Context())
+	log := zerolog.Ctx(r.Context()).With().Str("event", r.Header.Get("X-GitHub-Event")).
+		Str("delivery", r.Header.Get("X-GitHub-Delivery")).Logger()
 	var ve githubapp.ValidationError
 	var tooBig *http.MaxBytesError
 	isValidation := errors.As(err, &ve)
@@ -94,16 +132,6 @@ func onIntakeError(w http.ResponseWriter, r *http.Request, err error) {
 		log.Error().Err(err).Msg("could not store delivery")
 		http.Error(w, "could not store the delivery; please redeliver", http.StatusServiceUnavailable)
 	}
-}
-
-// onIntakeResponse answers 202 for stored deliveries and 200 for events
-// pitcrew does not handle.
-func onIntakeResponse(w http.ResponseWriter, r *http.Request, event string, handled bool) {
-	if handled {
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
 }
 
 // dropIfArchived deletes the stored copy of a delivery whose task gave up

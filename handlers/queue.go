@@ -32,17 +32,8 @@ const (
 	maxRetry     = 12
 )
 
-// encodeDelivery frames a delivery as "event\ndelivery-id\n" + body: one
-// copy of the body, no JSON re-encoding.
-func encodeDelivery(event, id string, body []byte) []byte {
-	b := make([]byte, 0, len(event)+len(id)+2+len(body))
-	b = append(b, event...)
-	b = append(b, '\n')
-	b = append(b, id...)
-	b = append(b, '\n')
-	return append(b, body...)
-}
-
+// decodeDelivery splits a delivery task's payload, framed by readDelivery
+// as "event\ndelivery-id\n" + body: no JSON re-encoding, no copy.
 func decodeDelivery(p []byte) (event, id string, body []byte, err error) {
 	e, rest, ok1 := bytes.Cut(p, []byte{'\n'})
 	d, body, ok2 := bytes.Cut(rest, []byte{'\n'})
@@ -52,8 +43,9 @@ func decodeDelivery(p []byte) (event, id string, body []byte, err error) {
 	return string(e), string(d), body, nil
 }
 
-func deliveryTask(event, id string, body []byte) *asynq.Task {
-	return asynq.NewTask(TaskGitHubDelivery, encodeDelivery(event, id, body),
+// deliveryTask is the queue's task for a framed delivery (decodeDelivery).
+func deliveryTask(id string, framed []byte) *asynq.Task {
+	return asynq.NewTask(TaskGitHubDelivery, framed,
 		asynq.TaskID("gh:"+id), asynq.Queue(QueueGitHub), asynq.MaxRetry(maxRetry),
 		asynq.Retention(deliveryRetention), asynq.Timeout(5*time.Minute))
 }

@@ -1,0 +1,114 @@
+package handlers
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+
+	"github.com/hibiken/asynq"
+)
+
+// post sends a signed delivery with the given content type; chunked sends
+// the body without a Content-Length.
+func (h *harness) post(event, id, contentType string, body []byte, chunked bool) int {
+	var r io.Reader = bytes.NewReader(body)
+	if chunked {
+		r = io.MultiReader(r) // hides the length from net/http
+	}
+	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/github/hook", r)
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", id)
+	req.Header.Set("X-Hub-Signature-256", sign(testWebhookSecret, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// storedDeliveries reads back every pending delivery task, by delivery id.
+func (h *harness) storedDeliveries() map[string][]byte {
+	in := asynq.NewInspectorFromRedisClient(h.redis)
+	tasks, err := in.ListPendingTasks(QueueGitHub, asynq.PageSize(1000))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	stored := map[string][]byte{}
+	for _, task := range tasks {
+		event, id, body, err := decodeDelivery(task.Payload)
+		if err != nil || event != "issues" || task.ID != "gh:"+id {
+			h.t.Fatalf("task %s: event %q, id %q, %v", task.ID, event, id, err)
+		}
+		stored[id] = body
+	}
+	return stored
+}
+
+// The intake reads bodies into pooled buffers: each stored delivery must
+// still be exactly the body sent, whatever ran beside it.
+func TestIntakeStoresEveryBodyIntactUnderConcurrency(t *testing.T) {
+	h := newHarness(t, false)
+	sent := map[string][]byte{}
+	for i := range 60 {
+		sent[newDeliveryID()] = labeledEvent(t, "flaky", "alice", 100+i, fmt.Sprintf("test/t%d_test.exs:%d", i, i), "")
+	}
+	var wg sync.WaitGroup
+	i := 0
+	for id, body := range sent {
+		chunked := i%3 == 0
+		i++
+		wg.Go(func() {
+			if code := h.post("issues", id, "application/json", body, chunked); code != http.StatusAccepted {
+				t.Errorf("delivery %s answered %d", id, code)
+			}
+		})
+	}
+	wg.Wait()
+	stored := h.storedDeliveries()
+	if len(stored) != len(sent) {
+		t.Fatalf("%d deliveries stored, %d sent", len(stored), len(sent))
+	}
+	for id, body := range sent {
+		if !bytes.Equal(stored[id], body) {
+			t.Errorf("delivery %s stored as a different body", id)
+		}
+	}
+}
+
+func TestIntakeContentTypesAndHeaders(t *testing.T) {
+	h := newHarness(t, false)
+	payload := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
+	form := []byte("payload=" + url.QueryEscape(string(payload)))
+	formID := newDeliveryID()
+	if code := h.post("issues", formID, "application/x-www-form-urlencoded", form, false); code != http.StatusAccepted {
+		t.Fatalf("a form-encoded delivery answered %d", code)
+	}
+	if stored := h.storedDeliveries()[formID]; !bytes.Equal(stored, payload) {
+		t.Fatalf("a form-encoded delivery was stored as %.60q, want its payload field", stored)
+	}
+	for _, c := range []struct {
+		name, event, contentType string
+		want                     int
+	}{
+		{"no event header", "", "application/json", http.StatusBadRequest},
+		{"plain text", "issues", "text/plain", http.StatusBadRequest},
+		{"no content type", "issues", "", http.StatusBadRequest},
+	} {
+		if code := h.post(c.event, newDeliveryID(), c.contentType, payload, false); code != c.want {
+			t.Errorf("%s: answered %d, want %d", c.name, code, c.want)
+		}
+	}
+	big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), MaxGitHubBody)...)
+	if code := h.post("issues", newDeliveryID(), "application/json", append(big, `"}`...), true); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a chunked body over the limit answered %d", code)
+	}
+	if n := len(h.storedDeliveries()); n != 1 {
+		t.Fatalf("%d deliveries stored, want only the form-encoded one", n)
+	}
+}
