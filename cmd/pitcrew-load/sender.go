@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -88,17 +90,12 @@ func (t *template) newSender() *sender {
 // send delivers once and returns the answer's status code.
 func (s *sender) send() (int, error) {
 	s.t.nextID(s.req[s.t.idAt : s.t.idAt+deliveryIDLen])
-	if s.conn == nil {
-		conn, err := net.DialTimeout("tcp", s.t.addr, 10*time.Second)
-		if err != nil {
-			return 0, err
-		}
-		s.conn, s.r = conn, bufio.NewReader(conn)
+	reused := s.conn != nil
+	resp, err := s.roundTrip()
+	if err != nil && reused && closedWhileIdle(err) {
+		resp, err = s.roundTrip()
 	}
-	s.conn.SetDeadline(time.Now().Add(10 * time.Second))
-	resp, err := s.write()
 	if err != nil {
-		s.close()
 		return 0, err
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
@@ -109,11 +106,34 @@ func (s *sender) send() (int, error) {
 	return resp.StatusCode, err
 }
 
-func (s *sender) write() (*http.Response, error) {
-	if _, err := s.conn.Write(s.req); err != nil {
-		return nil, err
+// closedWhileIdle tells the errors of a kept-alive connection the server
+// closed while it sat idle (Node closes them after 5 s): as net/http's
+// client does, the delivery is sent again on a new connection.
+func closedWhileIdle(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// roundTrip writes the request, dialling first if need be, and reads the
+// answer's head; on failure the connection is closed.
+func (s *sender) roundTrip() (*http.Response, error) {
+	if s.conn == nil {
+		conn, err := net.DialTimeout("tcp", s.t.addr, 10*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		s.conn, s.r = conn, bufio.NewReader(conn)
 	}
-	return http.ReadResponse(s.r, nil)
+	s.conn.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err := s.conn.Write(s.req)
+	var resp *http.Response
+	if err == nil {
+		resp, err = http.ReadResponse(s.r, nil)
+	}
+	if err != nil {
+		s.close()
+	}
+	return resp, err
 }
 
 func (s *sender) close() {

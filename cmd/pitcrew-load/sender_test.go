@@ -25,6 +25,7 @@ type recorder struct {
 	conns   int
 	closeAt int  // answer "Connection: close" to every closeAt-th delivery
 	refusal bool // bad deliveries are expected: refuse them quietly
+	server  *httptest.Server
 }
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -65,6 +66,7 @@ func startRecorder(t *testing.T, closeAt int) (*recorder, string) {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
+	rec.server = srv
 	return rec, srv.URL + "/api/github/hook"
 }
 
@@ -95,6 +97,25 @@ func TestOpenLoopRedialsWhenTheServerClosesConnections(t *testing.T) {
 	}
 	if rec.conns < int(res.Sent)/7 {
 		t.Errorf("%d connections for %d deliveries, every 7th closed", rec.conns, res.Sent)
+	}
+}
+
+func TestAConnectionClosedWhileIdleIsNotAnError(t *testing.T) {
+	rec, url := startRecorder(t, 0)
+	tmpl, err := newTemplate(url, "s3cret", "issues", rec.payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tmpl.newSender()
+	defer s.close()
+	for i := range 3 {
+		if status, err := s.send(); err != nil || status != http.StatusAccepted {
+			t.Fatalf("send %d: %d, %v", i, status, err)
+		}
+		rec.server.CloseClientConnections() // as a server's idle timeout does
+	}
+	if len(rec.ids) != 3 || rec.conns != 3 {
+		t.Fatalf("%d deliveries on %d connections, want 3 on 3", len(rec.ids), rec.conns)
 	}
 }
 
