@@ -13,8 +13,8 @@ import (
 
 // delivery is one webhook delivery read off the wire into a pooled buffer,
 // already framed for the queue (see decodeDelivery): the head
-// "event\nid\n" is written first and the body read in after it, so the
-// body is never copied by pitcrew. The buffer goes back to the pool on
+// "event\nid\n" is written first and the body read in after it, so
+// pitcrew does not copy a JSON body. The buffer goes back to the pool on
 // release, which is safe once the task is enqueued: asynq has then encoded
 // its own copy.
 type delivery struct {
@@ -39,7 +39,9 @@ func readDelivery(r *http.Request, event, id string) (delivery, error) {
 	b := append(append(append(append((*bp)[:0], event...), '\n'), id...), '\n')
 	d := delivery{buf: bp, head: len(b)}
 	if r.ContentLength > 0 {
-		b = slices.Grow(b, int(r.ContentLength)+1) // +1: room for the read that sees EOF
+		// Content-Length is the sender's word, given before any signature
+		// is checked: trust it only as far as a pooled buffer goes.
+		b = slices.Grow(b, int(min(r.ContentLength, maxPooledBuffer))+1) // +1: room for the read that sees EOF
 	}
 	for {
 		if len(b) == cap(b) {
@@ -78,6 +80,7 @@ func (d *delivery) verify(contentType, signature string, secret []byte) error {
 		return err
 	}
 	d.framed = append(d.framed[:d.head], payload...)
+	*d.buf = d.framed
 	return nil
 }
 

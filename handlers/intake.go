@@ -26,10 +26,11 @@ const MaxGitHubBody = 5 << 20
 // task id so a redelivery is refused. The 2xx goes out only once Redis has
 // the delivery.
 //
-// It does what go-githubapp's event dispatcher does, without the three
-// copies of the body that reading through it costs (go-github's
-// io.ReadAll, then the framing for the queue): the body is read once, into
-// a pooled buffer already framed for the queue.
+// It does what go-githubapp's event dispatcher does, without the copies of
+// the body that reading through it costs (go-github's io.ReadAll, in
+// growing chunks and then whole, then the framing for the queue): the body
+// is read once, into a pooled buffer already framed for the queue, and
+// asynq's encoding makes the only copy.
 type Intake struct {
 	Secret    []byte
 	Queue     *asynq.Client
@@ -45,8 +46,11 @@ var errBadPayload = errors.New("payload is not a JSON object")
 // does not handle, and an error status (see onIntakeError) otherwise.
 func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	event, id := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
+	// Until the signature holds and the event is one pitcrew handles, the
+	// header is anyone's text: it must not become a metric label.
+	label := "unverified"
 	refuse := func(cause error) {
-		in.Metrics.Deliveries.WithLabelValues(event, "rejected").Inc()
+		in.Metrics.Deliveries.WithLabelValues(label, "rejected").Inc()
 		onIntakeError(w, r, githubapp.ValidationError{EventType: event, DeliveryID: id, Cause: cause})
 	}
 	switch {
@@ -71,6 +75,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	label = event
 	// Only validity is checked here (a full decode would cost more than
 	// everything else together); the worker decodes what each event needs.
 	if !isJSONObject(d.body()) {
@@ -100,7 +105,7 @@ func (in *Intake) store(ctx context.Context, event, id string, framed []byte) er
 	switch {
 	case isDuplicate(err):
 		in.Metrics.Deliveries.WithLabelValues(event, "duplicate").Inc()
-		zerolog.Ctx(ctx).Info().Str("delivery", id).Msg("delivery already stored; ignoring the redelivery")
+		zerolog.Ctx(ctx).Info().Str(githubapp.LogKeyDeliveryID, id).Msg("delivery already stored; ignoring the redelivery")
 		return nil
 	case err != nil:
 		return err
@@ -114,8 +119,8 @@ func (in *Intake) store(ctx context.Context, event, id string, framed []byte) er
 // delivery, 503 when Redis could not take it (GitHub shows the delivery as
 // failed, and it can be redelivered).
 func onIntakeError(w http.ResponseWriter, r *http.Request, err error) {
-	log := zerolog.Ctx(r.Context()).With().Str("event", r.Header.Get("X-GitHub-Event")).
-		Str("delivery", r.Header.Get("X-GitHub-Delivery")).Logger()
+	log := zerolog.Ctx(r.Context()).With().Str(githubapp.LogKeyEventType, r.Header.Get("X-GitHub-Event")).
+		Str(githubapp.LogKeyDeliveryID, r.Header.Get("X-GitHub-Delivery")).Logger()
 	var ve githubapp.ValidationError
 	var tooBig *http.MaxBytesError
 	isValidation := errors.As(err, &ve)

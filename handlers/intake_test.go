@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -103,6 +104,19 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 		if code := h.post(c.event, newDeliveryID(), c.contentType, payload, false); code != c.want {
 			t.Errorf("%s: answered %d, want %d", c.name, code, c.want)
 		}
+	}
+	// Before the signature holds, the event header is anyone's text: not
+	// UTF-8 here, which a Prometheus label refuses.
+	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/github/hook", bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "\xff\xfe")
+	req.Header.Set("X-GitHub-Delivery", newDeliveryID())
+	req.Header.Set("X-Hub-Signature-256", sign("not-the-secret", payload))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a forged delivery with a binary event name: %v, %v", resp, err)
+	}
+	if m := h.get("/metrics"); !strings.Contains(m, `event="unverified",outcome="rejected"`) || strings.Contains(m, "\xff") {
+		t.Error("an unverified event name reached the metrics")
 	}
 	big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), MaxGitHubBody)...)
 	if code := h.post("issues", newDeliveryID(), "application/json", append(big, `"}`...), true); code != http.StatusRequestEntityTooLarge {
