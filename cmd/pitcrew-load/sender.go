@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -90,11 +89,13 @@ func (t *template) newSender() *sender {
 // send delivers once and returns the answer's status code.
 func (s *sender) send() (int, error) {
 	s.t.nextID(s.req[s.t.idAt : s.t.idAt+deliveryIDLen])
-	reused := s.conn != nil
-	resp, err := s.roundTrip()
-	if err != nil && reused && closedWhileIdle(err) {
-		resp, err = s.roundTrip()
+	if s.conn != nil && peerClosed(s.conn) {
+		// The server closed the connection while it sat idle (Node does
+		// after 5 s): net/http's client notices with a reader goroutine
+		// per connection; one non-blocking peek does here.
+		s.close()
 	}
+	resp, err := s.roundTrip()
 	if err != nil {
 		return 0, err
 	}
@@ -106,16 +107,29 @@ func (s *sender) send() (int, error) {
 	return resp.StatusCode, err
 }
 
-// closedWhileIdle tells the errors of a kept-alive connection the server
-// closed while it sat idle (Node closes them after 5 s): as net/http's
-// client does, the delivery is sent again on a new connection.
-func closedWhileIdle(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+// peerClosed reports whether the other end of an idle connection has
+// closed it (or sent something unasked), without waiting.
+func peerClosed(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	closed := false
+	raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = err != syscall.EAGAIN // n == 0 is EOF; n > 0 is bytes nobody asked for
+		return true
+	})
+	return closed
 }
 
 // roundTrip writes the request, dialling first if need be, and reads the
-// answer's head; on failure the connection is closed.
+// final answer's head; on failure the connection is closed.
 func (s *sender) roundTrip() (*http.Response, error) {
 	if s.conn == nil {
 		conn, err := net.DialTimeout("tcp", s.t.addr, 10*time.Second)
@@ -127,8 +141,13 @@ func (s *sender) roundTrip() (*http.Response, error) {
 	s.conn.SetDeadline(time.Now().Add(10 * time.Second))
 	_, err := s.conn.Write(s.req)
 	var resp *http.Response
-	if err == nil {
-		resp, err = http.ReadResponse(s.r, nil)
+	for err == nil {
+		if resp, err = http.ReadResponse(s.r, nil); err != nil || resp.StatusCode >= 200 {
+			break
+		}
+		// An informational answer (100 Continue, 103 Early Hints): the
+		// final one follows.
+		io.Copy(io.Discard, resp.Body)
 	}
 	if err != nil {
 		s.close()
@@ -143,15 +162,27 @@ func (s *sender) close() {
 	}
 }
 
+// maxConns bounds the open-loop mode's connections, as net/http's client
+// did with MaxConnsPerHost: a stalled server sees deliveries queue (and
+// their latency grow) rather than thousands of connections.
+const maxConns = 256
+
 // senderPool lends idle senders to the open-loop mode, which needs as many
-// connections as deliveries are in flight.
+// connections as deliveries are in flight, up to maxConns.
 type senderPool struct {
-	t    *template
-	mu   sync.Mutex
-	idle []*sender
+	t     *template
+	slots chan struct{}
+	mu    sync.Mutex
+	idle  []*sender
 }
 
+func newSenderPool(t *template) *senderPool {
+	return &senderPool{t: t, slots: make(chan struct{}, maxConns)}
+}
+
+// get waits for a free slot, then lends an idle sender or a new one.
 func (p *senderPool) get() *sender {
+	p.slots <- struct{}{}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.idle); n > 0 {
@@ -166,6 +197,7 @@ func (p *senderPool) put(s *sender) {
 	p.mu.Lock()
 	p.idle = append(p.idle, s)
 	p.mu.Unlock()
+	<-p.slots
 }
 
 func (p *senderPool) closeAll() {
