@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -174,9 +175,11 @@ func (a *App) Shutdown() {
 // header, which go-github would otherwise accept.
 func requireSHA256(next http.Handler, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Hub-Signature-256") == "" {
-			log.Warn().Str("delivery", r.Header.Get("X-GitHub-Delivery")).Msg("rejected a delivery without X-Hub-Signature-256")
-			http.Error(w, "missing X-Hub-Signature-256", http.StatusUnauthorized)
+		// go-github takes the hash from the value's prefix, so "sha1=..."
+		// here would be checked as SHA-1.
+		if !strings.HasPrefix(r.Header.Get("X-Hub-Signature-256"), "sha256=") {
+			log.Warn().Str("delivery", r.Header.Get("X-GitHub-Delivery")).Msg("rejected a delivery without a SHA-256 signature")
+			http.Error(w, "missing X-Hub-Signature-256 (sha256=...)", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)

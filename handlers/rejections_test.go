@@ -2,6 +2,9 @@ package handlers
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,6 +38,7 @@ func TestIntakeRejectsBadDeliveriesBeforeStoringAnything(t *testing.T) {
 		{"wrong signature", good, sign("not-the-secret", good), http.StatusUnauthorized},
 		{"no signature", good, "", http.StatusUnauthorized},
 		{"malformed signature", good, "sha256=zz", http.StatusUnauthorized},
+		{"a SHA-1 signature in the SHA-256 header", good, "sha1=" + hmacSHA1(testWebhookSecret, good), http.StatusUnauthorized},
 		{"malformed JSON", []byte(`{"action":`), sign(testWebhookSecret, []byte(`{"action":`)), http.StatusBadRequest},
 		{"body over the limit", big, sign(testWebhookSecret, big), http.StatusRequestEntityTooLarge},
 	}
@@ -178,4 +182,10 @@ func TestAnotherInstallationCannotReachARun(t *testing.T) {
 	if subjects, _ := h.app.Ledger.Subjects(t.Context(), "flaky:hexpm/hexpm:"+flakyTest+"#1"); len(subjects) != 1 {
 		t.Fatalf("the foreign issue subscribed to the run: %v", subjects)
 	}
+}
+
+func hmacSHA1(secret string, body []byte) string {
+	m := hmac.New(sha1.New, []byte(secret))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
 }
