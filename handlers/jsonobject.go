@@ -152,9 +152,11 @@ func (v *jsonValidator) string() bool {
 
 // plainWord reports whether none of the eight bytes packed in x is a quote,
 // a backslash or a control character, so a string's body is checked a word
-// at a time. Each term sets a byte's high bit when that byte is below 0x20
-// or (after the XOR) zero; see "Determine if a word has a byte less than n"
-// in Sean Eron Anderson's Bit Twiddling Hacks.
+// at a time. Each term is non-zero exactly when some byte is below 0x20
+// or (after the XOR) zero: the lowest such byte always sets its high bit,
+// though a borrow may mark bytes above it too, which a yes/no answer does
+// not mind. See "Determine if a word has a byte less than n" in Sean Eron
+// Anderson's Bit Twiddling Hacks.
 func plainWord(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	quote, backslash := x^(ones*'"'), x^(ones*'\\')
