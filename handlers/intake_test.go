@@ -20,17 +20,7 @@ func (h *harness) post(event, id, contentType string, body []byte, chunked bool)
 	if chunked {
 		r = io.MultiReader(r) // hides the length from net/http
 	}
-	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/github/hook", r)
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", id)
-	req.Header.Set("X-Hub-Signature-256", sign(testWebhookSecret, body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return h.postHook(event, id, contentType, sign(testWebhookSecret, body), r)
 }
 
 // storedDeliveries reads back every pending delivery task, by delivery id.
@@ -107,13 +97,8 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 	}
 	// Before the signature holds, the event header is anyone's text: not
 	// UTF-8 here, which a Prometheus label refuses.
-	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/github/hook", bytes.NewReader(payload))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "\xff\xfe")
-	req.Header.Set("X-GitHub-Delivery", newDeliveryID())
-	req.Header.Set("X-Hub-Signature-256", sign("not-the-secret", payload))
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("a forged delivery with a binary event name: %v, %v", resp, err)
+	if code := h.deliverSigned("\xff\xfe", newDeliveryID(), payload, sign("not-the-secret", payload)); code != http.StatusUnauthorized {
+		t.Fatalf("a forged delivery with a binary event name answered %d", code)
 	}
 	if m := h.get("/metrics"); !strings.Contains(m, `event="unverified",outcome="rejected"`) || strings.Contains(m, "\xff") {
 		t.Error("an unverified event name reached the metrics")
