@@ -54,10 +54,10 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		onIntakeError(w, r, githubapp.ValidationError{EventType: event, DeliveryID: id, Cause: cause})
 	}
 	switch {
-	case event == "" || strings.ContainsAny(event, "\n\r") || len(event) > 100:
+	case !framable(event):
 		refuse(errors.New("missing or invalid X-GitHub-Event"))
 		return
-	case id == "" || strings.ContainsAny(id, "\n\r") || len(id) > 100:
+	case !framable(id):
 		refuse(errors.New("missing or invalid X-GitHub-Delivery"))
 		return
 	}
@@ -88,6 +88,12 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// framable reports whether a header value can head a queued delivery,
+// whose framing ends each value with a newline.
+func framable(v string) bool {
+	return v != "" && len(v) <= 100 && !strings.ContainsAny(v, "\n\r")
 }
 
 // store puts a framed delivery (see decodeDelivery) on the queue.

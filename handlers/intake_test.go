@@ -95,6 +95,9 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 			t.Errorf("%s: answered %d, want %d", c.name, code, c.want)
 		}
 	}
+	if code := h.post("issues", "", "application/json", payload, false); code != http.StatusBadRequest {
+		t.Errorf("no delivery id: answered %d, want 400", code)
+	}
 	// Before the signature holds, the event header is anyone's text: not
 	// UTF-8 here, which a Prometheus label refuses.
 	if code := h.deliverSigned("\xff\xfe", newDeliveryID(), payload, sign("not-the-secret", payload)); code != http.StatusUnauthorized {
