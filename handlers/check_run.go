@@ -29,11 +29,13 @@ type PassedCheck struct {
 	ID             int64
 	Name           string
 	HeadSHA        string
+	Origin         CommitOrigin
 }
 
 // ParsePassedCheck reads a check_run event; ok is false unless it is a
 // completed, successful check run of a CI other than GitHub Actions (whose
-// reruns arrive as workflow_run) and other than pitcrew itself.
+// reruns arrive as workflow_run) and other than pitcrew itself, on a commit
+// that may be the repository's own (see CommitOrigin).
 func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, err error) {
 	var raw github.CheckRunEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
@@ -49,7 +51,12 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 	if err != nil {
 		return PassedCheck{}, false, err
 	}
-	return PassedCheck{InstallationID: raw.GetInstallation().GetID(), Repo: repo, ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA()}, true, nil
+	origin := CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: repo.String(), HeadBranch: c.GetCheckSuite().GetHeadBranch(),
+		PullHeadRepoIDs: pullHeadRepoIDs(append(c.PullRequests, c.GetCheckSuite().PullRequests...))}
+	if origin.Ownership() == NotOurs {
+		return PassedCheck{}, false, nil
+	}
+	return PassedCheck{InstallationID: raw.GetInstallation().GetID(), Repo: repo, ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), Origin: origin}, true, nil
 }
 
 // Handle implements githubapp.EventHandler.
@@ -72,6 +79,9 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	if err != nil || len(failed) == 0 {
 		return err
 	}
+	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
+		return err
+	}
 	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)
 	if !proceed {
 		return err
@@ -86,4 +96,12 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
 	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: "check " + strconv.Quote(ev.Name)}, logs, cfg)
+}
+
+func pullHeadRepoIDs(prs []*github.PullRequest) []int64 {
+	var ids []int64
+	for _, pr := range prs {
+		ids = append(ids, pr.GetHead().GetRepo().GetID())
+	}
+	return ids
 }

@@ -82,6 +82,9 @@ type GitHub interface {
 	// FindCheckRun returns the id of the app's check run named name on sha
 	// whose external id is externalID, or 0.
 	FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error)
+	// CommitOnBranch reports whether sha is on the repository's branch (its
+	// head or an ancestor of it); false when either does not exist there.
+	CommitOnBranch(ctx context.Context, repo Repo, branch, sha string) (bool, error)
 }
 
 // ChangedFile is a file a pull request or push touched.

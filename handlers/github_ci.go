@@ -112,3 +112,15 @@ func (g *restGitHub) FindCheckRun(ctx context.Context, repo Repo, sha, name, ext
 	}
 	return 0, nil
 }
+
+func (g *restGitHub) CommitOnBranch(ctx context.Context, repo Repo, branch, sha string) (bool, error) {
+	cmp, resp, err := g.c.Repositories.CompareCommits(ctx, repo.Owner, repo.Name, branch, sha, &github.ListOptions{PerPage: 1})
+	if resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusUnprocessableEntity) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("comparing %s with branch %q: %w", sha, branch, err)
+	}
+	// "behind" or "identical": the branch already holds every commit up to sha.
+	return cmp.GetStatus() == "behind" || cmp.GetStatus() == "identical", nil
+}

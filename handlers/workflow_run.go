@@ -37,20 +37,21 @@ type RerunPassed struct {
 	HeadSHA        string
 	Workflow       string
 	URL            string
+	Origin         CommitOrigin
 }
 
 // ParseRerunPassed reads a workflow_run event; ok is false unless it is a
-// completed, successful attempt after the first, for an installation.
+// completed, successful attempt after the first, for an installation, on a
+// commit that may be the repository's own (see CommitOrigin).
 func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 	var raw github.WorkflowRunEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return RerunPassed{}, false, fmt.Errorf("decoding workflow_run event: %w", err)
 	}
 	run := raw.GetWorkflowRun()
-	// A run on a fork's pull request tests the fork's code: its failures
-	// are not this repository's flakes, and must not spend its runs.
-	fork := run.GetHeadRepository().GetFullName() != "" && run.GetHeadRepository().GetFullName() != raw.GetRepo().GetFullName()
-	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 2 || fork ||
+	origin := CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: raw.GetRepo().GetFullName(), HeadRepo: run.GetHeadRepository().GetFullName(),
+		HeadBranch: run.GetHeadBranch(), PullHeadRepoIDs: pullHeadRepoIDs(run.PullRequests)}
+	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 2 || origin.Ownership() == NotOurs ||
 		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 || !validSHA(run.GetHeadSHA()) {
 		return RerunPassed{}, false, nil
 	}
@@ -59,7 +60,7 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 		return RerunPassed{}, false, err
 	}
 	return RerunPassed{InstallationID: raw.GetInstallation().GetID(), Repo: repo, RunID: run.GetID(), Attempt: run.GetRunAttempt(),
-		HeadSHA: run.GetHeadSHA(), Workflow: run.GetName(), URL: safeURL(run.GetHTMLURL())}, true, nil
+		HeadSHA: run.GetHeadSHA(), Workflow: run.GetName(), URL: safeURL(run.GetHTMLURL()), Origin: origin}, true, nil
 }
 
 // Handle implements githubapp.EventHandler.
@@ -74,6 +75,9 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Int64("workflow_run", ev.RunID).Logger().WithContext(ctx)
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
+		return err
+	}
+	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
 		return err
 	}
 	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)

@@ -49,6 +49,7 @@ POST /repos/{owner}/{repo}/commits/{commit_sha}/comments
 GET /repos/{owner}/{repo}/commits/{commit_sha}/comments
 PATCH /repos/{owner}/{repo}/comments/{comment_id}
 GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls
+GET /repos/{owner}/{repo}/compare/{basehead}
 GET /repos/{owner}/{repo}/installation
 GET /repos/{owner}/{repo}/issues
 GET /app/hook/deliveries

@@ -62,6 +62,7 @@ type GitHub struct {
 	pullsOf      map[string][]map[string]any // commit → pull requests
 	commitNotes  map[int64]*Comment          // commit comments (Repo holds the SHA)
 	notInstalled map[string]bool
+	branches     map[string][]string // "owner/repo:branch" → its commits, oldest first
 	// ManifestCode is the code GitHub's manifest flow hands the user back
 	// with; AppKeyPEM is the private key its conversion returns.
 	ManifestCode string
@@ -81,10 +82,18 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
+}
+
+// SetBranch makes a branch of repo hold commits (oldest first, the last
+// is its head), for comparisons.
+func (g *GitHub) SetBranch(repo, branch string, commits ...string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.branches[repo+":"+branch] = commits
 }
 
 // SetFile makes a file exist on a repository's default branch.
@@ -322,7 +331,9 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		g.serveManifestForm(w, r, body)
 		return
 	}
-	op, ok := MatchOperation(g.ops, r.Method, r.URL.Path)
+	// Matched on the escaped path: a parameter may hold an escaped "/"
+	// (a branch name in a comparison).
+	op, ok := MatchOperation(g.ops, r.Method, r.URL.EscapedPath())
 	if !ok {
 		g.t.Errorf("GitHub fake: %s %s is not an operation of GitHub's REST API (or not in testdata/openapi)", r.Method, r.URL.Path)
 		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
@@ -342,7 +353,7 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	} else if !asApp && auth != "token ghs_fake_installation_token" {
 		g.t.Errorf("GitHub fake: %s without the installation token (got %q)", op, auth)
 	}
-	p := pathParams(op.Path, r.URL.Path)
+	p := pathParams(op.Path, r.URL.EscapedPath())
 	g.mu.Lock()
 	g.requests = append(g.requests, Request{Method: r.Method, Path: r.URL.Path, Operation: op.Path, Body: body})
 	if len(g.failures) > 0 && !strings.HasSuffix(op.Path, "/access_tokens") {
@@ -655,6 +666,19 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 			}
 		}
 		return notFound()
+	case "GET /repos/{owner}/{repo}/compare/{basehead}":
+		base, head, ok := strings.Cut(p["basehead"], "...")
+		commits, known := g.branches[repo+":"+base]
+		if !ok || !known {
+			return notFound()
+		}
+		status := "diverged"
+		for i, sha := range commits {
+			if sha == head {
+				status = map[bool]string{true: "identical", false: "behind"}[i == len(commits)-1]
+			}
+		}
+		return 200, map[string]any{"status": status, "ahead_by": 0, "behind_by": 0, "total_commits": 0, "commits": []any{}, "files": []any{}}
 	case "GET /repos/{owner}/{repo}/commits/{ref}/check-runs":
 		q := r.URL.Query()
 		out := []map[string]any{}
@@ -685,11 +709,11 @@ func pathParams(tmpl, path string) map[string]string {
 			break
 		}
 		if t == "{path}" {
-			out["path"] = strings.Join(ps[i:], "/")
+			out["path"], _ = url.PathUnescape(strings.Join(ps[i:], "/"))
 			break
 		}
 		if strings.HasPrefix(t, "{") {
-			out[strings.Trim(t, "{}")] = ps[i]
+			out[strings.Trim(t, "{}")], _ = url.PathUnescape(ps[i])
 		}
 	}
 	return out
