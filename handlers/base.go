@@ -100,3 +100,18 @@ func lastAttempt(ctx context.Context) bool {
 func permanent(err error) error { return fmt.Errorf("%w (%w)", err, asynq.SkipRetry) }
 
 func logFor(ctx context.Context) *zerolog.Logger { return zerolog.Ctx(ctx) }
+
+// reserveIssue takes one of the repository's issues for today
+// (daily_issue_limit). The first refusal of the day is reported here, once.
+func (b *Base) reserveIssue(ctx context.Context, repo Repo, cfg RepoConfig) (bool, error) {
+	res, err := b.Ledger.ReserveIssue(ctx, repo.String(), cfg.DailyIssueLimit)
+	if err != nil {
+		return false, err
+	}
+	if res == runs.IssueFirstRefusal {
+		b.Metrics.IssueCapReached.Inc()
+		logFor(ctx).Warn().Int("daily_issue_limit", cfg.DailyIssueLimit).
+			Msg("the daily cap on issues pitcrew opens in this repository is reached: no new issue until tomorrow (UTC)")
+	}
+	return res == runs.IssueReserved, nil
+}

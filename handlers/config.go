@@ -21,10 +21,13 @@ const DefaultFlakyLabel = "flaky"
 type RepoConfig struct {
 	// DailyLimit is how many runs pitcrew may start in the repository per
 	// day (UTC), all jobs together.
-	DailyLimit int             `yaml:"daily_limit"`
-	Flaky      FlakyConfig     `yaml:"flaky"`
-	Migrations MigrationConfig `yaml:"migrations"`
-	Alerts     AlertConfig     `yaml:"alerts"`
+	DailyLimit int `yaml:"daily_limit"`
+	// DailyIssueLimit is how many issues pitcrew may open in the repository
+	// per day (UTC): tracking issues of alerts and of flaky tests.
+	DailyIssueLimit int             `yaml:"daily_issue_limit"`
+	Flaky           FlakyConfig     `yaml:"flaky"`
+	Migrations      MigrationConfig `yaml:"migrations"`
+	Alerts          AlertConfig     `yaml:"alerts"`
 }
 
 // AlertConfig configures fixes for Datadog alerts.
@@ -59,9 +62,10 @@ type FlakyConfig struct {
 // DefaultRepoConfig is what applies where the file says nothing.
 func DefaultRepoConfig() RepoConfig {
 	return RepoConfig{
-		DailyLimit: 5,
-		Flaky:      FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour},
-		Migrations: MigrationConfig{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}},
+		DailyLimit:      5,
+		DailyIssueLimit: 10,
+		Flaky:           FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour},
+		Migrations:      MigrationConfig{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}},
 		Alerts: AlertConfig{Enabled: true, Label: "pitcrew:alert", StartOn: []string{"Triggered", "Re-Triggered", "Renotify"},
 			SkipTags: []string{"pitcrew:skip", "team:infra"}},
 	}
@@ -97,6 +101,8 @@ func ParseRepoConfig(content []byte) (RepoConfig, error) {
 	switch {
 	case cfg.DailyLimit < 0 || cfg.DailyLimit > 1000:
 		return RepoConfig{}, errors.New("daily_limit must be between 0 and 1000")
+	case cfg.DailyIssueLimit < 0 || cfg.DailyIssueLimit > 1000:
+		return RepoConfig{}, errors.New("daily_issue_limit must be between 0 and 1000")
 	case f.Label == "" || len(f.Label) > 50:
 		return RepoConfig{}, errors.New("flaky.label must be 1 to 50 characters")
 	case f.VerifyRuns < 1 || f.VerifyRuns > 500:

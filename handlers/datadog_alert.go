@@ -73,7 +73,7 @@ func (h *AlertReceived) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	case slices.Contains(cfg.Alerts.StartOn, a.Transition):
 		return h.startIncident(ctx, gh, repo, inst, key, a, cfg)
 	case a.Transition == alerts.Recovered:
-		n, err := h.trackingIssue(ctx, gh, repo, key, cfg, false, a)
+		n, err := h.trackingIssue(ctx, gh, repo, key, cfg)
 		if err != nil || n == 0 {
 			return err
 		}
@@ -86,21 +86,54 @@ func (h *AlertReceived) ProcessTask(ctx context.Context, t *asynq.Task) error {
 }
 
 func (h *AlertReceived) startIncident(ctx context.Context, gh GitHub, repo Repo, inst int64, key string, a alerts.Alert, cfg RepoConfig) error {
-	issue, err := h.trackingIssue(ctx, gh, repo, key, cfg, true, a)
+	issue, err := h.trackingIssue(ctx, gh, repo, key, cfg)
 	if err != nil {
 		return err
 	}
-	subject := runs.Subject{Repo: repo.String(), Issue: issue}
+	// A new incident's issue is opened only if its run starts or attaches,
+	// and only within the repository's daily cap on issues.
+	reserved := false
+	if issue == 0 {
+		if reserved, err = h.reserveIssue(ctx, repo, cfg); !reserved {
+			return err
+		}
+	}
+	openIssue := func(ctx context.Context, run runs.Run, claim runs.Claim) (runs.Subject, error) {
+		if issue == 0 && claim != runs.ClaimCooldown {
+			reserved = false // spent even if the call fails: GitHub may have opened it
+			n, err := h.openTrackingIssue(ctx, gh, repo, key, cfg, a)
+			if err != nil {
+				return runs.Subject{}, err
+			}
+			issue = n
+			if _, err := h.Ledger.Update(ctx, run.ID, func(r *runs.Run) error { r.Issue = n; return nil }); err != nil {
+				return runs.Subject{}, err
+			}
+		}
+		if issue == 0 {
+			return runs.Subject{}, nil
+		}
+		return runs.Subject{Repo: repo.String(), Issue: issue}, nil
+	}
 	delivery, _ := asynq.GetTaskID(ctx)
 	entry, started, err := h.claimRun(ctx, runRequest{
 		Run: runs.Run{Key: key, Kind: runs.KindAlert, InstallationID: inst, Repo: repo.String(), Issue: issue,
 			AlertID: a.ID, Delivery: delivery},
-		Subject: subject, Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Connections: []string{"datadog"},
+		Subject: runs.Subject{Repo: repo.String(), Issue: issue}, OpenSubject: openIssue,
+		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Connections: []string{"datadog"},
 		Prompt: func() (string, error) {
 			return prompts.Alert(prompts.AlertInput{Repo: repo.String(), Fired: a.Date, Data: alertData(a)})
 		},
 	})
-	if err != nil {
+	if reserved {
+		if err := h.Ledger.ReleaseIssue(context.WithoutCancel(ctx), repo.String()); err != nil {
+			logFor(ctx).Warn().Err(err).Msg("could not give back an unused issue of the daily cap")
+		}
+	}
+	if err != nil || issue == 0 {
+		if err == nil {
+			logFor(ctx).Info().Str("claim", string(entry.Relation)).Str("note", entry.Note).Msg("no tracking issue for this alert: its run neither starts nor attaches")
+		}
 		return err
 	}
 	entry.Test = a.Title
@@ -110,34 +143,36 @@ func (h *AlertReceived) startIncident(ctx context.Context, gh GitHub, repo Repo,
 			return err
 		}
 	}
+	subject := runs.Subject{Repo: repo.String(), Issue: issue}
 	return h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: inst, Job: string(runs.KindAlert), Entries: []runs.Entry{entry}})
 	})
 }
 
 // trackingIssue finds the incident's issue (Redis, then the hidden marker
-// in issue bodies) and, when create is set, opens it.
-func (h *AlertReceived) trackingIssue(ctx context.Context, gh GitHub, repo Repo, key string, cfg RepoConfig, create bool, a alerts.Alert) (int, error) {
+// in issue bodies); 0 when it has none.
+func (h *AlertReceived) trackingIssue(ctx context.Context, gh GitHub, repo Repo, key string, cfg RepoConfig) (int, error) {
 	n, found, err := h.Ledger.TrackingIssue(ctx, key)
 	if err != nil || (found && n > 0) {
 		return n, err
 	}
-	marker := "<!-- pitcrew:" + key + " -->"
-	if n, err = gh.FindIssue(ctx, repo, cfg.Alerts.Label, marker); err != nil || n != 0 {
-		if n != 0 {
-			err = h.Ledger.SetTrackingIssue(ctx, key, n)
-		}
-		return n, err
+	if n, err = gh.FindIssue(ctx, repo, cfg.Alerts.Label, incidentMarker(key)); err != nil || n == 0 {
+		return 0, err
 	}
-	if !create {
-		return 0, nil
-	}
-	n, err = gh.CreateIssue(ctx, repo, "Datadog alert: "+prompts.PlainLine(a.Title, 200), alertIssueBody(a, marker), []string{cfg.Alerts.Label})
+	return n, h.Ledger.SetTrackingIssue(ctx, key, n)
+}
+
+// openTrackingIssue opens the incident's issue; the caller holds the
+// incident's lock and has found none.
+func (h *AlertReceived) openTrackingIssue(ctx context.Context, gh GitHub, repo Repo, key string, cfg RepoConfig, a alerts.Alert) (int, error) {
+	n, err := gh.CreateIssue(ctx, repo, "Datadog alert: "+prompts.PlainLine(a.Title, 200), alertIssueBody(a, incidentMarker(key)), []string{cfg.Alerts.Label})
 	if err != nil {
 		return 0, err
 	}
 	return n, h.Ledger.SetTrackingIssue(context.WithoutCancel(ctx), key, n)
 }
+
+func incidentMarker(key string) string { return "<!-- pitcrew:" + key + " -->" }
 
 func (h *AlertReceived) repoFor(a alerts.Alert) (Repo, error) {
 	if r := a.Tag("pitcrew_repo"); r != "" {

@@ -25,6 +25,10 @@ type runRequest struct {
 	DailyLimit  int
 	Prompt      func() (string, error)
 	Connections []string // sandbox connections, e.g. "datadog"
+	// OpenSubject, when set, makes the subject once the claim is known not
+	// to be limited: a tracking issue is opened only for work that starts
+	// or attaches. A zero subject leaves the run unsubscribed and unstarted.
+	OpenSubject func(ctx context.Context, run runs.Run, claim runs.Claim) (runs.Subject, error)
 }
 
 // claimRun finds or records the run for the request's key, within the
@@ -63,6 +67,11 @@ func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, 
 	entry.RunID = run.ID
 	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("claim", string(entry.Relation)).Logger()
 	log.Info().Msg("claimed run")
+	if req.OpenSubject != nil {
+		if req.Subject, err = req.OpenSubject(ctx, run, entry.Relation); err != nil || req.Subject == (runs.Subject{}) {
+			return entry, false, err
+		}
+	}
 	if err := b.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
 		return entry, false, err
 	}

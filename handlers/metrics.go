@@ -13,6 +13,7 @@ type Metrics struct {
 	SweptDeliveries prometheus.Counter     // deliveries read in the app's delivery log
 	Redeliveries    *prometheus.CounterVec // by outcome: asked, refused
 	Reconciled      prometheus.Counter     // runs without an outcome the reconciler read again
+	IssueCapReached prometheus.Counter     // repository-days whose daily cap on opened issues was reached
 }
 
 // NewMetrics registers pitcrew's series on reg.
@@ -25,6 +26,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.SweptDeliveries = prometheus.NewCounter(prometheus.CounterOpts{Name: "pitcrew_sweeper_deliveries_checked_total", Help: "Deliveries the sweeper read in the app's delivery log."})
 	m.Redeliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pitcrew_sweeper_redeliveries_total", Help: "Redeliveries the sweeper asked GitHub for, by outcome."}, []string{"outcome"})
 	m.Reconciled = prometheus.NewCounter(prometheus.CounterOpts{Name: "pitcrew_reconciler_runs_total", Help: "Started runs the reconciler read again because no outcome had arrived."})
-	reg.MustRegister(m.Deliveries, m.Callbacks, m.Runs, m.SweptDeliveries, m.Redeliveries, m.Reconciled)
+	m.IssueCapReached = prometheus.NewCounter(prometheus.CounterOpts{Name: "pitcrew_issue_cap_reached_total", Help: "Times a repository reached its daily cap on issues pitcrew opens (once per repository and day)."})
+	reg.MustRegister(m.Deliveries, m.Callbacks, m.Runs, m.SweptDeliveries, m.Redeliveries, m.Reconciled, m.IssueCapReached)
 	return m
 }

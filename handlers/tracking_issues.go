@@ -23,6 +23,17 @@ func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entr
 	case exists:
 		return nil // being opened by another worker
 	}
+	// A new issue only for a test whose fix starts or attaches, within the
+	// repository's daily cap on issues.
+	reserved := false
+	if e.Relation == runs.ClaimNew || e.Relation == runs.ClaimAttached {
+		if reserved, err = b.reserveIssue(ctx, repo, cfg); err != nil {
+			return err
+		}
+	}
+	if !reserved {
+		return b.Ledger.DropTrackingClaim(ctx, key)
+	}
 	n, err = gh.CreateIssue(ctx, repo, "Flaky test: "+e.Test, body, []string{cfg.Flaky.Label})
 	if err != nil {
 		// The issue may exist even so (a timeout after GitHub made it): keep

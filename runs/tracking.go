@@ -37,3 +37,9 @@ func (l *Ledger) TrackingIssue(ctx context.Context, key string) (n int, ok bool,
 func (l *Ledger) SetTrackingIssue(ctx context.Context, key string, n int) error {
 	return l.rdb.Set(ctx, l.trackingKey(key), n, 0).Err()
 }
+
+// DropTrackingClaim gives up the right to open key's issue that
+// TrackingIssue handed out, when the caller opens none.
+func (l *Ledger) DropTrackingClaim(ctx context.Context, key string) error {
+	return l.rdb.Eval(ctx, "if redis.call('GET', KEYS[1]) == '0' then return redis.call('DEL', KEYS[1]) end return 0", []string{l.trackingKey(key)}).Err()
+}
