@@ -92,6 +92,7 @@ func NewApp(o Options) (*App, error) {
 		Queue: queue, MaxRunAge: o.MaxRunAge}
 
 	worker := NewDeliveryWorker(o.Redis, ledger, eventHandlers(base)...)
+	worker.Metrics = metrics
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
@@ -105,7 +106,8 @@ func NewApp(o Options) (*App, error) {
 	mux.Handle(TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: metrics, LookBack: o.SweepLookBack})
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
-	intake := &Intake{Secret: []byte(o.WebhookSecret), Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics}
+	unverified := &byteBudget{}
+	intake := &Intake{Secret: []byte(o.WebhookSecret), Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics, Unverified: unverified}
 
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
@@ -114,7 +116,7 @@ func NewApp(o Options) (*App, error) {
 	routes := http.NewServeMux()
 	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(intake, MaxGitHubBody), o.Logger))
 	routes.Handle("POST /api/datadog/hook", &DatadogHook{Token: o.DatadogToken, Queue: queue, Metrics: metrics, Logger: o.Logger})
-	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger})
+	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger, Unverified: unverified})
 	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
 		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient})
 	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })

@@ -21,6 +21,8 @@ type delivery struct {
 	buf    *[]byte
 	head   int
 	framed []byte
+	budget *byteBudget
+	held   int64 // bytes taken from budget
 }
 
 var deliveryBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
@@ -30,21 +32,28 @@ var deliveryBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); 
 const maxPooledBuffer = 256 << 10
 
 // readDelivery reads r's body, which MaxBytesHandler bounds, in as few
-// reads as its Content-Length allows.
-func readDelivery(r *http.Request, event, id string) (delivery, error) {
+// reads as its Content-Length allows, holding at most what budget grants
+// (errIntakeBusy past it).
+func readDelivery(r *http.Request, event, id string, budget *byteBudget) (delivery, error) {
 	if r.ContentLength > MaxGitHubBody {
 		return delivery{}, &http.MaxBytesError{Limit: MaxGitHubBody}
 	}
 	bp := deliveryBuffers.Get().(*[]byte)
 	b := append(append(append(append((*bp)[:0], event...), '\n'), id...), '\n')
-	d := delivery{buf: bp, head: len(b)}
-	if r.ContentLength > 0 {
-		// Content-Length is the sender's word, given before any signature
-		// is checked: trust it only as far as a pooled buffer goes.
-		b = slices.Grow(b, int(min(r.ContentLength, maxPooledBuffer))+1) // +1: room for the read that sees EOF
+	d := delivery{buf: bp, head: len(b), budget: budget}
+	// Content-Length is the sender's word, given before any signature is
+	// checked: a larger buffer is allocated only as the budget allows.
+	want := max(int64(cap(b)), int64(len(b))+r.ContentLength+1) // +1: room for the read that sees EOF
+	if !d.hold(want) {
+		return d, errIntakeBusy
 	}
+	b = slices.Grow(b, int(want)-len(b))
 	for {
 		if len(b) == cap(b) {
+			if !d.hold(int64(2 * cap(b))) {
+				*bp = b
+				return d, errIntakeBusy
+			}
 			b = slices.Grow(b, cap(b))
 		}
 		n, err := r.Body.Read(b[len(b):cap(b)])
@@ -59,6 +68,18 @@ func readDelivery(r *http.Request, event, id string) (delivery, error) {
 	}
 	*bp, d.framed = b, b
 	return d, nil
+}
+
+// hold makes sure the delivery holds size bytes of the budget.
+func (d *delivery) hold(size int64) bool {
+	if size <= d.held {
+		return true
+	}
+	if !d.budget.take(size-d.held, size) {
+		return false
+	}
+	d.held = size
+	return true
 }
 
 // body is the delivery's payload.
@@ -88,5 +109,8 @@ func (d *delivery) release() {
 	if d.buf != nil && cap(*d.buf) <= maxPooledBuffer {
 		deliveryBuffers.Put(d.buf)
 	}
-	d.buf, d.framed = nil, nil
+	if d.budget != nil {
+		d.budget.give(d.held)
+	}
+	d.buf, d.framed, d.budget, d.held = nil, nil, nil, 0
 }

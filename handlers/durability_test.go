@@ -51,9 +51,9 @@ func TestInstallationCreatesTheFlakyLabel(t *testing.T) {
 	h.deliver("installation", newDeliveryID(), example(t, "installation.created.json", func(map[string]any) {}))
 	h.eventually("the label in the installed repository", func() bool { return h.gh.HasLabel("Codertocat/Hello-World", "flaky") })
 
-	added := example(t, "installation_repositories.added.json", func(map[string]any) {})
-	h.deliver("installation_repositories", newDeliveryID(), added)
-	h.deliver("installation_repositories", newDeliveryID(), added) // a second, separate delivery: label exists
+	added := func() []byte { return example(t, "installation_repositories.added.json", func(map[string]any) {}) }
+	h.deliver("installation_repositories", newDeliveryID(), added())
+	h.deliver("installation_repositories", newDeliveryID(), added()) // a second, separate event: label exists
 	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 3 })
 	if !h.gh.HasLabel("Codertocat/Space", "flaky") {
 		t.Fatal("no label in the added repository")

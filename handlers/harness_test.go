@@ -199,6 +199,22 @@ func (h *harness) commentContains(issue int, text string) func() bool {
 
 // example is an @octokit/webhooks-examples payload as pitcrew would get
 // it: sent to installation 42, moved to hexpm/hexpm, then changed by change.
+var eventClock struct {
+	sync.Mutex
+	t time.Time
+}
+
+// nextEventTime is a later time at each call, as GitHub stamps objects.
+func nextEventTime() string {
+	eventClock.Lock()
+	defer eventClock.Unlock()
+	if eventClock.t.IsZero() {
+		eventClock.t = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	}
+	eventClock.t = eventClock.t.Add(time.Second)
+	return eventClock.t.Format(time.RFC3339)
+}
+
 func example(t testing.TB, name string, change func(ev map[string]any)) []byte {
 	var ev map[string]any
 	b, err := os.ReadFile("../testdata/webhooks/" + name)
@@ -216,6 +232,15 @@ func example(t testing.TB, name string, change func(ev map[string]any)) []byte {
 	if repo, ok := ev["repository"].(map[string]any); ok {
 		repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
 		repo["owner"].(map[string]any)["login"] = "hexpm"
+	}
+	// Two events GitHub sends never have the same body (their objects'
+	// updated_at differ); a body sent again under a new id is a replay.
+	for _, k := range []string{"repository", "installation"} {
+		if o, ok := ev[k].(map[string]any); ok {
+			if _, ok := o["updated_at"]; ok {
+				o["updated_at"] = nextEventTime()
+			}
+		}
 	}
 	change(ev)
 	out, err := json.Marshal(ev)

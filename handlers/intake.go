@@ -37,6 +37,8 @@ type Intake struct {
 	Inspector *asynq.Inspector
 	Events    []string // the events the worker has handlers for
 	Metrics   *Metrics
+	// Unverified bounds what bodies not yet verified may hold.
+	Unverified *byteBudget
 }
 
 // errBadPayload is a delivery whose body is not a JSON object.
@@ -61,8 +63,13 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(errors.New("missing or invalid X-GitHub-Delivery"))
 		return
 	}
-	d, err := readDelivery(r, event, id)
+	d, err := readDelivery(r, event, id, in.Unverified)
 	defer d.release()
+	if errors.Is(err, errIntakeBusy) {
+		in.Metrics.Deliveries.WithLabelValues(label, "busy").Inc()
+		refuseBusy(w)
+		return
+	}
 	if err != nil {
 		refuse(err)
 		return

@@ -6,7 +6,7 @@ import (
 
 // Metrics are pitcrew's Prometheus series.
 type Metrics struct {
-	Deliveries *prometheus.CounterVec // by event and outcome: queued, duplicate, rejected, error
+	Deliveries *prometheus.CounterVec // by event and outcome: queued, duplicate, rejected, busy, error, replay
 	Callbacks  *prometheus.CounterVec // sandbox callbacks by outcome
 	Runs       *prometheus.CounterVec // by kind and event: started, attached, cooldown, completed, not_reproduced, failed
 

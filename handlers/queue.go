@@ -77,3 +77,8 @@ func ReconcileTask(sessionID, taskID string) *asynq.Task {
 func isDuplicate(err error) bool { return errors.Is(err, asynq.ErrTaskIDConflict) }
 
 func processedKey(id string) string { return fmt.Sprintf("pitcrew:delivery:%s", id) }
+
+// bodyKey remembers which delivery id a body was first accepted under.
+func bodyKey(event string, digest []byte) string {
+	return fmt.Sprintf("pitcrew:delivery-body:%s:%x", event, digest)
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -29,12 +28,20 @@ type RushHook struct {
 	Queue    *asynq.Client
 	Metrics  *Metrics
 	Logger   zerolog.Logger
+	// Unverified bounds what bodies not yet verified may hold.
+	Unverified *byteBudget
 }
 
 func (h *RushHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	outcome := "error"
 	defer func() { h.Metrics.Callbacks.WithLabelValues(outcome).Inc() }()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallbackBody))
+	body, done, err := h.Unverified.readAll(r, MaxCallbackBody)
+	defer done()
+	if errors.Is(err, errIntakeBusy) {
+		outcome = "busy"
+		refuseBusy(w)
+		return
+	}
 	if err != nil {
 		outcome = "rejected"
 		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,10 +20,12 @@ import (
 
 // DeliveryWorker takes stored deliveries off the queue and hands each to
 // the handler of its event. A delivery that was processed before (GitHub
-// redelivered it after the intake's own dedup window) is skipped.
+// redelivered it after the intake's own dedup window) is skipped, and so is
+// a body already accepted under another delivery id (a replay).
 type DeliveryWorker struct {
 	Redis    redis.UniversalClient
 	Ledger   *runs.Ledger
+	Metrics  *Metrics
 	Handlers map[string]githubapp.EventHandler
 }
 
@@ -54,7 +57,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	}
 	log := zerolog.Ctx(ctx).With().Str(githubapp.LogKeyEventType, event).Str(githubapp.LogKeyDeliveryID, id).Logger()
 	ctx = log.WithContext(ctx)
-	done, err := w.Redis.Exists(ctx, processedKey(id)).Result()
+	done, firstID, err := w.seen(ctx, event, id, body)
 	if err != nil {
 		return err
 	}
@@ -63,9 +66,17 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()})
 		}
 	}
-	if done > 0 {
+	switch {
+	case done:
 		log.Info().Msg("delivery was already processed; skipping")
 		record("skipped: already processed")
+		return nil
+	case firstID != id:
+		log.Warn().Str("first_delivery_id", firstID).Msg("dropping a replay: this body was already accepted under another delivery id")
+		record("skipped: replay of " + prompts.PlainLine(firstID, 100))
+		if w.Metrics != nil {
+			w.Metrics.Deliveries.WithLabelValues(event, "replay").Inc()
+		}
 		return nil
 	}
 	h, ok := w.Handlers[event]
@@ -84,6 +95,30 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	log.Info().Dur("took", time.Since(start)).Msg("delivery handled")
 	record("handled")
 	return w.Redis.Set(ctx, processedKey(id), 1, processedTTL).Err()
+}
+
+// seen reports whether delivery id was processed already, and the id
+// under which its body was first accepted. GitHub signs only the body and
+// redelivers under the same id, so a body seen under another id is a
+// captured delivery sent again. Both are remembered as long as GitHub may
+// redeliver (processedTTL); one round trip.
+func (w *DeliveryWorker) seen(ctx context.Context, event, id string, body []byte) (done bool, firstID string, err error) {
+	digest := sha256.Sum256(body)
+	var exists *redis.IntCmd
+	var first *redis.StatusCmd
+	_, err = w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, processedKey(id))
+		first = p.SetArgs(ctx, bodyKey(event, digest[:]), id, redis.SetArgs{Mode: "NX", Get: true, TTL: processedTTL})
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false, "", err
+	}
+	firstID = first.Val()
+	if firstID == "" {
+		firstID = id
+	}
+	return exists.Val() > 0, firstID, nil
 }
 
 // gitHubWillNotChange reports a GitHub answer that retrying cannot change:

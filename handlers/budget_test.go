@@ -1,0 +1,74 @@
+package handlers
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestByteBudgetKeepsHalfForSmallBodies(t *testing.T) {
+	const small, large = 64 << 10, 4 << 20
+	b := &byteBudget{limit: 16 << 20}
+	for i, tc := range []struct {
+		n, total int64
+		want     bool
+	}{
+		{large, large, true},                    // 4 MiB of the 8 large bodies may hold
+		{large, large, true},                    // 8 MiB
+		{large, large, false},                   // past half: refused
+		{small, small, true},                    // a small body still fits
+		{7 << 20, small, true},                  // small bodies may fill the rest (15 MiB + 64 KiB)
+		{1 << 20, small, false},                 // but not past the whole
+		{small + 1, maxPooledBuffer + 1, false}, // a body growing past the pool size counts as large
+	} {
+		if got := b.take(tc.n, tc.total); got != tc.want {
+			t.Fatalf("step %d: take(%d, %d) = %v, want %v (used %d)", i, tc.n, tc.total, got, tc.want, b.used.Load())
+		}
+	}
+	b.give(b.used.Load())
+	if b.used.Load() != 0 {
+		t.Fatal("budget not given back")
+	}
+}
+
+// stalledPost opens a connection that sends the headers of an unsigned
+// post of size bytes and then stalls, as a slow or hostile sender does.
+func stalledPost(t *testing.T, url, path string, size int) net.Conn {
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nX-GitHub-Event: issues\r\nX-GitHub-Delivery: %s\r\nX-Hub-Signature-256: sha256=%s\r\n\r\n{",
+		path, size, newDeliveryID(), strings.Repeat("0", 64))
+	return conn
+}
+
+func TestLargeUnverifiedBodiesAreBoundedAndSmallDeliveriesStillPass(t *testing.T) {
+	h := newHarness(t, false)
+	const size = MaxGitHubBody - 100<<10 // 4.9 MiB
+	// The budget's half for large bodies holds six of them.
+	for i := 0; i < 6; i++ {
+		stalledPost(t, h.server.URL, "/api/github/hook", size)
+	}
+	time.Sleep(100 * time.Millisecond) // let the handlers take their share
+	extra := stalledPost(t, h.server.URL, "/api/github/hook", size)
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	head, _ := io.ReadAll(io.LimitReader(extra, 512))
+	if !strings.HasPrefix(string(head), "HTTP/1.1 503") || !strings.Contains(string(head), "Retry-After: 1") {
+		t.Fatalf("a seventh large unverified body was answered:\n%s", head)
+	}
+	if code := h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 8, flakyTest, "")); code != http.StatusAccepted {
+		t.Fatalf("an honest delivery during the flood answered %d", code)
+	}
+	if code := h.sandbox.Callback(t, h.server.URL+"/api/rush/hook", testRushSecret, "run.completed", "ses_unknown"); code != http.StatusOK {
+		t.Fatalf("a small sandbox callback during the flood answered %d", code)
+	}
+	if !strings.Contains(h.get("/metrics"), `pitcrew_deliveries_total{event="unverified",outcome="busy"} 1`) {
+		t.Error("the refusal is not counted")
+	}
+}
