@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"html/template"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -13,12 +12,14 @@ import (
 	"github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 
+	"github.com/pitcrew/pitcrew/internal/hostrule"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
 // StatusPage is GET /: what pitcrew is doing, for an operator. It is
 // reachable with the configured token (?token= or a bearer header), or,
-// without one, from loopback only.
+// without one, from loopback only, addressed as localhost, 127.0.0.1 or
+// [::1] on the port it came in on.
 type StatusPage struct {
 	Token     string
 	AppSlug   string
@@ -30,9 +31,7 @@ type StatusPage struct {
 
 func (p *StatusPage) allowed(r *http.Request) bool {
 	if p.Token == "" {
-		host, _, _ := net.SplitHostPort(r.RemoteAddr)
-		ip := net.ParseIP(host)
-		return ip != nil && ip.IsLoopback()
+		return hostrule.FromLoopback(r)
 	}
 	got := r.URL.Query().Get("token")
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
@@ -47,6 +46,15 @@ type statusRun struct {
 }
 
 func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Without a token only Host tells a local browser from a page whose
+	// name was rebound to 127.0.0.1, and the page is for this machine: the
+	// loopback names only, not PITCREW_PUBLIC_URL's host (a reverse proxy on
+	// this host would pass that from anywhere). A token is never sent by a
+	// browser on its own, so with one Host is not checked: behind a proxy
+	// it is whatever the proxy sets.
+	if p.Token == "" && !(hostrule.Rule{}).Check(w, r) {
+		return
+	}
 	if !p.allowed(r) {
 		http.Error(w, "the status page needs PITCREW_STATUS_TOKEN (or a loopback address when none is set)", http.StatusForbidden)
 		return

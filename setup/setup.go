@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +21,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/pitcrew/pitcrew/internal/hostrule"
 )
 
 // Credentials are what GitHub hands over when the app is registered.
@@ -47,12 +48,17 @@ type Server struct {
 	Registered func(Credentials) error
 	HTTPClient *http.Client
 	// Token, when set, lets a browser that is not on this machine (pitcrew
-	// in a container) use the pages: /?setup_token=<Token>. Loopback
-	// addresses need none. Whoever registers the app controls pitcrew.
+	// in a container) start one registration: /?setup_token=<Token>.
+	// Loopback addresses need none. Whoever registers the app controls
+	// pitcrew.
 	Token string
+	// Hosts are the Host values every page but /healthz answers; the zero
+	// Rule allows the loopback names on the port the request came in on.
+	Hosts hostrule.Rule
 
 	mu     sync.Mutex
 	states map[string]time.Time // state → expiry; each is used once
+	spent  bool                 // Token started a registration, or an app was registered
 	done   bool                 // an app was registered: the flow is over
 }
 
@@ -60,25 +66,42 @@ const stateTTL = 30 * time.Minute
 
 var orgName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
 
-// allowed reports whether the request may start a registration.
-func (s *Server) allowed(r *http.Request) bool {
-	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+// admit reports whether r may open the pages: from loopback, or with the
+// token while no registration has used it. spend uses it up.
+func (s *Server) admit(r *http.Request, spend bool) bool {
+	if hostrule.FromLoopback(r) {
 		return true
 	}
 	got := r.FormValue("setup_token")
 	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.Token))
-	return s.Token != "" && got != "" && subtle.ConstantTimeCompare(a[:], b[:]) == 1
+	if s.Token == "" || got == "" || subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := !s.spent
+	s.spent = s.spent || spend
+	return ok
 }
 
+const refused = "pitcrew is in setup mode: browse from this machine, or open the setup URL pitcrew printed at start; its setup_token starts one registration (restart pitcrew for a new one)"
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" { // holds nothing; probes send any Host
+		io.WriteString(w, "ok\n")
+		return
+	}
+	// Before anything else: a rebound name comes from loopback too.
+	if !s.Hosts.Check(w, r) {
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
-	if (r.URL.Path == "/" || r.URL.Path == "/setup/start") && !s.allowed(r) {
-		http.Error(w, "pitcrew is in setup mode: open the setup URL pitcrew printed at start (with its setup_token), or browse from this machine", http.StatusForbidden)
+	if (r.URL.Path == "/" || r.URL.Path == "/setup/start") && !s.admit(r, false) {
+		http.Error(w, refused, http.StatusForbidden)
 		return
 	}
 	switch {
@@ -88,8 +111,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.start(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/setup/callback":
 		s.callback(w, r)
-	case r.URL.Path == "/healthz":
-		io.WriteString(w, "ok\n")
 	default:
 		http.Error(w, "pitcrew is in setup mode: open / to register the GitHub App", http.StatusServiceUnavailable)
 	}
@@ -106,6 +127,10 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		target = strings.TrimRight(s.GitHubWebURL, "/") + "/organizations/" + org + "/settings/apps/new"
+	}
+	if !s.admit(r, true) {
+		http.Error(w, refused, http.StatusForbidden)
+		return
 	}
 	state := s.newState()
 	render(w, http.StatusOK, continuePage, map[string]string{"Action": target + "?state=" + url.QueryEscape(state), "Manifest": string(s.Manifest)})
@@ -165,7 +190,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(os.Stderr, "pitcrew: GitHub App %q registered; credentials written to %s (mode 0600)\n", creds.Slug, s.CredentialsPath)
 	s.mu.Lock()
 	first := !s.done
-	s.done = true
+	s.done, s.spent = true, true
 	s.mu.Unlock()
 	if s.Registered != nil && first {
 		if err := s.Registered(creds); err != nil {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/pitcrew/pitcrew"
 	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/internal/hostrule"
 	"github.com/pitcrew/pitcrew/sandbox"
 	"github.com/pitcrew/pitcrew/setup"
 )
@@ -216,13 +217,17 @@ func setupServer(cfg Config, log zerolog.Logger, registered func(Config) error) 
 	if err != nil {
 		panic(err) // app.yml is embedded: a broken one fails every test
 	}
+	hosts, err := hostrule.New(cfg.PublicURL, cfg.Addr)
+	if err != nil {
+		log.Warn().Err(err).Msg("the setup pages answer localhost, 127.0.0.1 and [::1] only")
+	}
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
 	// Printed, not logged: it is for the person at this terminal.
-	fmt.Fprintf(os.Stderr, "pitcrew: setup mode. Open %s/ from this machine, or %s/?setup_token=%s from elsewhere.\n", cfg.PublicURL, cfg.PublicURL, token)
+	fmt.Fprintf(os.Stderr, "pitcrew: setup mode. Open %s/ from this machine, or %s/?setup_token=%s from elsewhere (the token starts one registration).\n", cfg.PublicURL, cfg.PublicURL, token)
 	return &setup.Server{
-		Manifest: manifest, GitHubWebURL: cfg.GitHubWebURL, GitHubAPIURL: cfg.GitHubAPIURL, CredentialsPath: cfg.CredentialsFile, Token: token,
+		Manifest: manifest, GitHubWebURL: cfg.GitHubWebURL, GitHubAPIURL: cfg.GitHubAPIURL, CredentialsPath: cfg.CredentialsFile, Token: token, Hosts: hosts,
 		Registered: func(setup.Credentials) error {
 			next, err := LoadConfig(cfg.ConfigFiles(), os.Getenv)
 			if err != nil {

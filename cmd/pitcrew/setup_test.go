@@ -159,3 +159,44 @@ func status(t *testing.T, u string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// A page on attacker.example whose name is rebound to 127.0.0.1 reaches
+// pitcrew from loopback: setup mode refuses it by its Host, writes no
+// credentials, and the operator's registration goes through afterwards.
+func TestSetupRefusesARebindingHost(t *testing.T) {
+	base, gh, credsPath := setupPitcrew(t)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	as := func(host, method, path string, form url.Values) (int, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	attacker := "attacker.example:" + port
+	if code, _ := as(attacker, http.MethodGet, "/", nil); code != http.StatusMisdirectedRequest {
+		t.Fatalf("GET / for %s: %d", attacker, code)
+	}
+	if code, body := as(attacker, http.MethodPost, "/setup/start", url.Values{"account": {"personal"}}); code != http.StatusMisdirectedRequest || strings.Contains(body, "state=") {
+		t.Fatalf("POST /setup/start for %s: %d\n%s", attacker, code, body)
+	}
+	code, body := as("localhost:"+port, http.MethodPost, "/setup/start", url.Values{"account": {"personal"}})
+	m := regexp.MustCompile(`state=([0-9a-f]+)`).FindStringSubmatch(body)
+	if code != http.StatusOK || m == nil {
+		t.Fatalf("the operator's start: %d\n%s", code, body)
+	}
+	if code, _ := as(attacker, http.MethodGet, "/setup/callback?code=a1b2c3&state="+m[1], nil); code != http.StatusMisdirectedRequest {
+		t.Fatalf("a rebound callback: %d", code)
+	}
+	if _, err := os.Stat(credsPath); !os.IsNotExist(err) {
+		t.Fatalf("a rebound callback wrote credentials: %v", err)
+	}
+	if done := get(t, base+"/setup/callback?code=a1b2c3&state="+m[1]); !strings.Contains(done, gh.URL+"/apps/pitcrew-test/installations/new") {
+		t.Fatalf("done page:\n%s", done)
+	}
+}
