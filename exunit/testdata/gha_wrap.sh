@@ -11,6 +11,15 @@
 #     command's output follows the "##[endgroup]" line
 #   - "##[error]Process completed with exit code N." after the output when N != 0,
 #     then the post-job cleanup lines.
+#   - the problem matchers setup-beam registers (matchers/elixir-matchers.json,
+#     on unless the step sets disable_problem_matchers), applied as the runner
+#     does: each output line, its colour codes stripped, is tried against the
+#     matchers; a multi-line pattern must match on consecutive lines; the line
+#     that completes a match is written as "##[error]" (or "##[warning]")
+#     followed by that stripped line. Emulated: elixir-mixTestFailure
+#     (`^\s*\d+\) (.*)$` then `^\s+(.*):(\d+)$`), elixir-mixCompileError
+#     (`^\*\* \((\w+)\) (.*):(\d+): (.*)$`) and elixir-mixCompileWarning
+#     (`^warning: (.*)$` then `^  (.*):(\d+)(:\d+)?(: .*)?$`, a warning).
 #
 # Usage: gha_wrap.sh RAW_LOG [EXIT_CODE] > wrapped.txt
 #   EXIT_CODE defaults to a guess from the log: 1 for a compilation error,
@@ -18,6 +27,7 @@
 # Env:   GHA_CMD   command shown in the step header (default "mix test")
 #        GHA_START start time, UTC, "YYYY-MM-DDTHH:MM:SS" (default 2026-10-02T10:12:40)
 #        GHA_BOM   1 (default) to emit the BOM, 0 not to
+#        GHA_MATCHERS 1 (default) to apply setup-beam's problem matchers, 0 not to
 set -euo pipefail
 
 raw=${1:?usage: gha_wrap.sh RAW_LOG [EXIT_CODE]}
@@ -25,6 +35,7 @@ code=${2:-}
 cmd=${GHA_CMD:-mix test}
 start=${GHA_START:-2026-10-02T10:12:40}
 bom=${GHA_BOM:-1}
+matchers=${GHA_MATCHERS:-1}
 
 if [[ -z $code ]]; then
   if grep -qE '== Compilation error|\((CompileError|SyntaxError|TokenMissingError)\)' "$raw"; then
@@ -120,7 +131,36 @@ PRE
 @@ [command]/usr/bin/git submodule foreach --recursive sh -c "git config --local --name-only --get-regexp 'core\.sshCommand' && git config --local --unset-all 'core.sshCommand' || :"
 @@ Cleaning up orphan processes
 POST
-} | LC_ALL=C awk -v start="$start" -v bom="$bom" '
+} | python3 -c '
+import re, sys
+on = sys.argv[1] == "1"
+ansi = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+# (severity, patterns): a pattern list matches consecutive lines.
+matchers = [
+    (b"error", [re.compile(rb"^\s*\d+\) (.*)$"), re.compile(rb"^\s+(.*):(\d+)$")]),
+    (b"error", [re.compile(rb"^\*\* \((\w+)\) (.*):(\d+): (.*)$")]),
+    (b"warning", [re.compile(rb"^warning: (.*)$"), re.compile(rb"^  (.*):(\d+)(:\d+)?(: .*)?$")]),
+]
+state = [0] * len(matchers)  # how many patterns of each matcher matched so far
+out = sys.stdout.buffer
+for raw in sys.stdin.buffer:
+    line = raw.rstrip(b"\n")
+    if not on or not line.startswith(b"R"):
+        out.write(line + b"\n")
+        continue
+    # the runner reads output line by line: a carriage return does not split
+    text = ansi.sub(b"", line[1:])
+    done = None
+    for i, (sev, pats) in enumerate(matchers):
+        if state[i] and not pats[state[i]].match(text):
+            state[i] = 0
+        if pats[state[i]].match(text):
+            state[i] += 1
+            if state[i] == len(pats):
+                state[i] = 0
+                done = done or sev
+    out.write(b"R##[" + done + b"]" + text + b"\n" if done else line + b"\n")
+' "$matchers" | LC_ALL=C awk -v start="$start" -v bom="$bom" '
   BEGIN {
     split(start, dt, "T"); date = dt[1]; split(dt[2], hms, ":")
     # time of day in 100ns ticks

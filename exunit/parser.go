@@ -1,0 +1,310 @@
+package exunit
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// parser holds the state between lines; everything else is streamed.
+type parser struct {
+	rep     Report
+	cur     int      // index of the run being read
+	open    bool     // cur has not printed its summary yet
+	failure *Failure // the failure block being read
+	inStack bool     // the block's stacktrace is being read
+	app     string   // the umbrella app the block's location may be relative to
+	// pending is a header whose test name goes on over the next lines (a
+	// name with a newline); pendingLines counts them.
+	pending      *Failure
+	pendingLines int
+
+	paths pathContext
+	// The umbrella app ("==> app") each run and each kept failure was
+	// printed under, by index.
+	runApps, failureApps []string
+}
+
+// maxNameLines bounds how many lines a test name may span.
+const maxNameLines = 5
+
+func (p *parser) run() *Run {
+	switch {
+	case p.open:
+	case len(p.rep.Runs) >= MaxRuns:
+		p.rep.MergedRuns++
+		p.open = true
+	default:
+		p.rep.Runs = append(p.rep.Runs, Run{})
+		p.runApps = append(p.runApps, p.paths.section)
+		p.cur, p.open = len(p.rep.Runs)-1, true
+	}
+	return &p.rep.Runs[p.cur]
+}
+
+func (p *parser) line(b []byte) {
+	if bytes.HasPrefix(b, []byte("##[")) {
+		var ok bool
+		if b, ok = p.runnerCommand(b); !ok {
+			return
+		}
+	}
+	if p.pending != nil {
+		p.pendingLine(b)
+		return
+	}
+	if p.failure != nil {
+		if p.failureLine(b) {
+			return
+		}
+		p.endFailure()
+	}
+	p.outside(b)
+}
+
+// runnerCommand handles a GitHub Actions runner line ("##[group]",
+// "##[error]" ...). A problem matcher's "##[error]"/"##[warning]" prefixes
+// the output line it matched, which is returned to be read as any other;
+// the rest only end what was being read.
+func (p *parser) runnerCommand(b []byte) (rest []byte, isOutput bool) {
+	for _, prefix := range [][]byte{[]byte("##[error]"), []byte("##[warning]")} {
+		if rest, ok := bytes.CutPrefix(b, prefix); ok {
+			return rest, true
+		}
+	}
+	p.endBlock()
+	if cmd, ok := bytes.CutPrefix(b, []byte("##[group]Run ")); ok {
+		p.paths.step(cmd) // a new step: its command line follows
+	}
+	return nil, false
+}
+
+// endBlock ends whatever block was being read.
+func (p *parser) endBlock() {
+	p.pending = nil
+	p.endFailure()
+}
+
+// outside reads a line outside any failure block. Lines that can matter
+// are told apart by their first characters, which spares almost every
+// line of a log any further look.
+func (p *parser) outside(b []byte) {
+	i := 0
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	if i == len(b) {
+		return
+	}
+	switch c := b[i]; {
+	case c >= '0' && c <= '9':
+		if h, ok := parseHeader(b); ok {
+			p.startHeader(h)
+		} else if i == 0 {
+			p.summary(b)
+		}
+	case i > 0:
+	case c == 'R':
+		p.seed(b)
+	case c == '=' || c == '*' || c == 'c' || c == 'C':
+		if bytes.HasPrefix(b, []byte("==> ")) {
+			p.endBlock()
+			p.paths.enterApp(b[4:])
+			p.open = false
+		} else if compileError(b) {
+			p.run().CompileError = true
+		}
+	case c == 'W':
+		p.paths.checkoutLine(b)
+	}
+}
+
+func (p *parser) seed(b []byte) {
+	if rest, ok := bytes.CutPrefix(b, []byte("Running ExUnit with seed: ")); ok {
+		seed, cases, _ := bytes.Cut(rest, []byte(", max_cases: "))
+		p.open = false // a new invocation starts with this line
+		r := p.run()
+		r.Seed = parseSeed(seed)
+		r.MaxCases, _ = strconv.Atoi(string(cases))
+		return
+	}
+	if rest, ok := bytes.CutPrefix(b, []byte("Randomized with seed ")); ok {
+		// Printed after the summary, up to Elixir 1.16.
+		seed := parseSeed(leadingDigits(rest))
+		if p.cur >= 0 && p.rep.Runs[p.cur].Seed == nil {
+			p.rep.Runs[p.cur].Seed = seed
+		} else {
+			p.run().Seed = seed
+		}
+	}
+}
+
+func compileError(b []byte) bool {
+	for _, prefix := range compileErrorPrefixes {
+		if bytes.HasPrefix(b, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+var compileErrorPrefixes = [][]byte{
+	[]byte("== Compilation error in file "), []byte("** (CompileError) "), []byte("** (SyntaxError) "),
+	[]byte("** (TokenMissingError) "), []byte("** (MismatchedDelimiterError) "),
+	[]byte("could not compile dependency "), []byte("Compilation failed"),
+}
+
+func (p *parser) startHeader(h header) {
+	if p.full() {
+		// Only counted: read the block without keeping any of it.
+		h.name, h.module = nil, nil
+	}
+	f := &Failure{Kind: h.kind, Test: string(h.name), Module: string(h.module)}
+	if !h.complete {
+		p.pending, p.pendingLines = f, 0
+		return
+	}
+	p.run()
+	f.Invocation = p.cur
+	p.failure, p.inStack, p.app = f, false, ""
+}
+
+// full reports whether MaxFailures are kept: later ones are only counted.
+func (p *parser) full() bool { return len(p.rep.Failures) >= MaxFailures }
+
+// pendingLine takes the next line of a test name printed across lines.
+func (p *parser) pendingLine(b []byte) {
+	f := p.pending
+	if len(b) == 0 || p.pendingLines >= maxNameLines || isHeader(b) {
+		p.pending = nil // not a header after all
+		p.outside(b)
+		return
+	}
+	if rest, module, ok := cutModule(b); ok {
+		p.pending = nil
+		p.startHeader(header{kind: f.Kind, name: []byte(f.Test + "\n" + string(rest)), module: module, complete: true})
+		return
+	}
+	f.Test += "\n" + string(b)
+	p.pendingLines++
+}
+
+// failureLine takes one line of a failure block; false ends the block.
+// ExUnit indents everything in a block by five spaces, the blank lines of
+// a message included, and ends the block with an empty line.
+func (p *parser) failureLine(b []byte) bool {
+	f := p.failure
+	if len(b) == 0 {
+		// Blank lines may precede the location; after it they end the block.
+		return !p.inStack && len(f.Message) == 0 && f.File == ""
+	}
+	if len(b) < 2 || b[0] != ' ' || b[1] != ' ' || isHeader(b) {
+		return false
+	}
+	if p.inStack || p.full() {
+		return true
+	}
+	trimmed := bytes.TrimSpace(b)
+	switch {
+	case len(trimmed) == 0:
+		return true
+	case f.File == "" && f.Kind != KindSetupAll && len(f.Message) == 0:
+		if file, line, ok := location(trimmed); ok {
+			f.File, f.Unusable, p.app = p.paths.resolve(file)
+			f.Line = line
+			return true
+		}
+	case bytes.Equal(trimmed, []byte("stacktrace:")):
+		p.inStack = true // the rest of the block is the stacktrace
+		return true
+	}
+	if len(f.Message) < MaxMessageLines {
+		if len(trimmed) > maxMessageLineLen {
+			f.Message = append(f.Message, string(trimmed[:maxMessageLineLen])+"…")
+		} else {
+			f.Message = append(f.Message, string(trimmed))
+		}
+	}
+	return true
+}
+
+func (p *parser) endFailure() {
+	f := p.failure
+	p.failure, p.inStack = nil, false
+	if f == nil {
+		return
+	}
+	if len(p.rep.Failures) >= MaxFailures {
+		p.rep.DroppedFailures++
+		return
+	}
+	p.rep.Failures = append(p.rep.Failures, *f)
+	p.failureApps = append(p.failureApps, p.app)
+}
+
+// summary reads "1 doctest, 2 properties, 3 tests, 4 failures, 1 invalid,
+// 1 excluded, 2 skipped": counts by kind, then the failures, then extras.
+func (p *parser) summary(b []byte) {
+	var counts [7]int // doctests, properties, tests, failures, invalid, excluded, skipped
+	seenFailures := false
+	for len(b) > 0 {
+		digits := leadingDigits(b)
+		if len(digits) == 0 || len(b) == len(digits) || b[len(digits)] != ' ' {
+			return
+		}
+		n, _ := strconv.Atoi(string(digits))
+		b = b[len(digits)+1:]
+		word := b
+		if i := bytes.IndexByte(b, ','); i >= 0 {
+			word, b = b[:i], bytes.TrimPrefix(b[i:], []byte(", "))
+		} else {
+			b = nil
+		}
+		k, ok := summaryWords[string(word)]
+		switch {
+		case !ok && seenFailures:
+			return
+		case !ok: // a kind of test some library registered
+			continue
+		case k < 3 && seenFailures:
+			return
+		case k == 3:
+			seenFailures = true
+		case k > 3 && !seenFailures:
+			return
+		}
+		counts[k] = n
+	}
+	if !seenFailures {
+		return
+	}
+	r := p.run()
+	r.Summary = true
+	r.Doctests, r.Properties, r.Tests, r.Failures, r.Invalid, r.Excluded, r.Skipped =
+		counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6]
+	p.open = false
+}
+
+var summaryWords = map[string]int{
+	"doctest": 0, "doctests": 0, "property": 1, "properties": 1, "test": 2, "tests": 2,
+	"failure": 3, "failures": 3, "invalid": 4, "excluded": 5, "skipped": 6,
+}
+
+func (p *parser) finish() Report {
+	p.endBlock()
+	p.paths.finish(&p.rep, p.runApps, p.failureApps)
+	if p.rep.Runs == nil {
+		p.rep.Runs = []Run{}
+	}
+	if p.rep.Failures == nil {
+		p.rep.Failures = []Failure{}
+	}
+	return p.rep
+}
+
+func leadingDigits(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return b[:i]
+}
