@@ -11,7 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -44,7 +47,7 @@ type Alert struct {
 	Message    string   `json:"message"`
 	Tags       []string `json:"tags"`
 	Link       string   `json:"link"`
-	Date       string   `json:"date"`
+	Date       string   `json:"date"` // RFC 3339, from the payload's epoch milliseconds; empty when those were not plausible
 	Priority   string   `json:"priority"`
 	EventType  string   `json:"event_type"`
 	Scope      string   `json:"scope"`
@@ -67,7 +70,7 @@ func Parse(body []byte) (Alert, error) {
 	a := Alert{
 		ID: str("alert_id", 64), CycleKey: str("alert_cycle_key", 128), Transition: str("transition", 32),
 		Title: str("title", maxField), Message: str("message", maxMessage), Link: str("link", maxField),
-		Date: str("date", 64), Priority: str("priority", 16), EventType: str("event_type", 64),
+		Date: epochMillis(raw["date"]), Priority: str("priority", 16), EventType: str("event_type", 64),
 		Scope: str("scope", maxField), OrgID: str("org_id", 64),
 	}
 	a.Tags = splitTags(asString(raw["tags"]))
@@ -90,6 +93,49 @@ func Parse(body []byte) (Alert, error) {
 		a.Link = ""
 	}
 	return a, nil
+}
+
+// Plausible alert dates: a payload claiming a time outside them is wrong
+// or hostile, and its date is left out.
+var (
+	earliestDate = time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	latestDate   = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// epochMillis reads Datadog's $DATE, epoch milliseconds given as a JSON
+// number or a string of digits, and returns it as RFC 3339; "" for
+// anything else or a time outside the plausible range.
+func epochMillis(v any) string {
+	var ms int64
+	switch x := v.(type) {
+	case float64:
+		if x != math.Trunc(x) || x < 0 || x > 1<<53 {
+			return ""
+		}
+		ms = int64(x)
+	case string:
+		if x == "" || len(x) > 16 || strings.Trim(x, "0123456789") != "" {
+			return ""
+		}
+		ms, _ = strconv.ParseInt(x, 10, 64)
+	default:
+		return ""
+	}
+	t := time.UnixMilli(ms).UTC()
+	if t.Before(earliestDate) || !t.Before(latestDate) {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// FiredAt is the alert's date; zero when the payload had none that was
+// plausible.
+func (a Alert) FiredAt() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, a.Date)
+	if err != nil || t.Before(earliestDate) || !t.Before(latestDate) {
+		return time.Time{}
+	}
+	return t
 }
 
 // IncidentKey identifies the incident an alert belongs to: the monitor's

@@ -79,3 +79,35 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestTheDateIsReadAsEpochMillisecondsOrLeftOut(t *testing.T) {
+	for _, c := range []struct {
+		date string // the JSON value
+		want string
+	}{
+		{`"1764680000000"`, "2025-12-02T12:53:20Z"},
+		{`1764680000000`, "2025-12-02T12:53:20Z"},
+		{`1764680000123`, "2025-12-02T12:53:20.123Z"},
+		{`"1764680000"`, ""},     // seconds: 1970
+		{`"99999999999999"`, ""}, // year 5138
+		{`"2025-12-02 12:53"`, ""},
+		{`"<b>@octocat</b> 1764680000000"`, ""},
+		{`"17646800000000000000000"`, ""},
+		{`-1764680000000`, ""},
+		{`1.5e12`, "2017-07-14T02:40:00Z"},
+		{`1.5`, ""},
+		{`{"ms": 1764680000000}`, ""},
+		{`null`, ""},
+	} {
+		a, err := Parse([]byte(`{"alert_id": "1", "transition": "Triggered", "date": ` + c.date + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Date != c.want {
+			t.Errorf("date %s: got %q, want %q", c.date, a.Date, c.want)
+		}
+		if got := a.FiredAt(); (c.want == "") != got.IsZero() {
+			t.Errorf("date %s: FiredAt %v", c.date, got)
+		}
+	}
+}

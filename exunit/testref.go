@@ -108,7 +108,7 @@ func ParseTestRef(token string) (TestRef, error) {
 	}
 	m := validRef.FindStringSubmatch(token)
 	if m == nil {
-		return TestRef{}, fmt.Errorf("is not under test/ or apps/<app>/test/")
+		return TestRef{}, fmt.Errorf("is not under `test/` or `apps/<app>/test/`")
 	}
 	line, err := strconv.Atoi(m[2])
 	if err != nil || line < 1 || line > 1_000_000 {

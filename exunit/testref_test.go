@@ -24,7 +24,7 @@ func TestExtractTestRefs(t *testing.T) {
 		{"shell metacharacter", "test/a_test.exs:1;rm -rf /", nil, []string{"contains characters"}},
 		{"dollar", "test/$(whoami)_test.exs:1", nil, []string{"contains characters"}},
 		{"no line", "test/hexpm/accounts/user_test.exs fails sometimes", nil, []string{"has no line number"}},
-		{"not under test", "lib/hexpm_test.exs:4", nil, []string{"is not under test/"}},
+		{"not under test", "lib/hexpm_test.exs:4", nil, []string{"is not under `test/`"}},
 		{"absolute", "/test/a_test.exs:4", nil, []string{"is an absolute path"}},
 		{"line zero", "test/a_test.exs:0", nil, []string{"has a line number out of range"}},
 		{"mixed", "test/good_test.exs:9 but not test/bad_test.exs", []string{"test/good_test.exs:9"}, []string{"has no line number"}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -26,19 +27,19 @@ func RenderAlert(st runs.Status, byID map[string]runs.Run) string {
 	case res == nil:
 		fmt.Fprintf(b, "⚠️ The run ended but %s%s.\n", orDefault(r.Error, "its answer did not say what it found"), link)
 	case res.Outcome == prompts.OutcomeOutsideCode:
-		fmt.Fprintf(b, "🔎 The cause is outside this code%s: %s\n", link, orDefault(res.Cause, "the agent gave no detail."))
+		fmt.Fprintf(b, "🔎 The cause is outside this code%s: %s\n", link, orDefault(publish.Text(res.Cause, prompts.MaxCauseLen), "the agent gave no detail."))
 		if res.Dependency != "" {
-			fmt.Fprintf(b, "\nCheck: %s\n", res.Dependency)
+			fmt.Fprintf(b, "\nCheck: %s\n", publish.Text(res.Dependency, 200))
 		}
 	case res.PRURL != "":
 		fmt.Fprintf(b, "✅ Fixed in %s%s, with a regression test.\n", res.PRURL, link)
 		if res.Cause != "" {
-			b.WriteString("\nCause: " + res.Cause + "\n")
+			b.WriteString("\nCause: " + publish.Text(res.Cause, prompts.MaxCauseLen) + "\n")
 		}
 	default:
 		fmt.Fprintf(b, "⚠️ The agent found no fix%s.", link)
 		if res.Cause != "" {
-			b.WriteString(" " + res.Cause)
+			b.WriteString(" " + publish.Text(res.Cause, prompts.MaxCauseLen))
 		}
 		b.WriteString("\n")
 	}

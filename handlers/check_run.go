@@ -95,7 +95,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 		logs = append(logs, ciLog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep})
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
-	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: "check " + strconv.Quote(ev.Name)}, logs, cfg)
+	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("check", ev.Name)}, logs, cfg)
 }
 
 func pullHeadRepoIDs(prs []*github.PullRequest) []int64 {

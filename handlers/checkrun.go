@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -33,18 +34,14 @@ func RenderCheckRun(st runs.Status, byID map[string]runs.Run, now time.Time) (ti
 	for _, e := range st.Entries {
 		fmt.Fprintf(&b, "\n### `%s`\n", e.Test)
 		if e.Name != "" {
-			fmt.Fprintf(&b, "%s (`%s`)", e.Name, e.Module)
+			fmt.Fprintf(&b, "%s (%s)", publish.Text(e.Name, 200), publish.Code(e.Module, 200))
 		}
 		if e.Seed != nil {
 			fmt.Fprintf(&b, " · seed `%d`", *e.Seed)
 		}
 		fmt.Fprintf(&b, " · seen flaking %d %s\n", e.Sightings, plural(int(e.Sightings), "time", "times"))
 		if len(e.Excerpt) > 0 {
-			b.WriteString("\n```\n")
-			for _, l := range e.Excerpt {
-				b.WriteString(strings.ReplaceAll(l, "```", "'''") + "\n")
-			}
-			b.WriteString("```\n")
+			b.WriteString("\n" + publish.CodeBlock(e.Excerpt))
 		}
 		b.WriteString("\nFix: ")
 		if r, ok := byID[e.RunID]; ok {

@@ -5,9 +5,12 @@ import (
 	"errors"
 
 	"github.com/pitcrew/pitcrew/exunit"
-	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
+
+// ciWhat names the CI a check run reports on, e.g. workflow `CI`.
+func ciWhat(kind, name string) string { return kind + " " + publish.Code(name, 100) }
 
 // ciSignal is a CI run that failed and then passed on re-run.
 type ciSignal struct {
@@ -68,7 +71,7 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 			if err != nil {
 				return err
 			}
-			entry.Name, entry.Module = prompts.PlainLine(f.Test, 200), prompts.PlainLine(f.Module, 200)
+			entry.Name, entry.Module = publish.Line(f.Test, 200), publish.Line(f.Module, 200)
 			entry.Seed = l.Report.Runs[f.Invocation].Seed
 			entry.Excerpt = f.Message
 			entry.Sightings = sighting.Count

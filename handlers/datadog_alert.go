@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/alerts"
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -77,7 +78,7 @@ func (h *AlertReceived) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		if err != nil || n == 0 {
 			return err
 		}
-		_, err = gh.CreateComment(ctx, repo, n, fmt.Sprintf("✅ Datadog reports the monitor recovered (%s).", alerts.Clean(a.Date, 40)))
+		_, err = gh.CreateComment(ctx, repo, n, recoveredComment(a))
 		return err
 	default:
 		logFor(ctx).Info().Msg("this transition starts no work (alerts.start_on)")
@@ -122,7 +123,7 @@ func (h *AlertReceived) startIncident(ctx context.Context, gh GitHub, repo Repo,
 		Subject: runs.Subject{Repo: repo.String(), Issue: issue}, OpenSubject: openIssue,
 		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Connections: []string{"datadog"},
 		Prompt: func() (string, error) {
-			return prompts.Alert(prompts.AlertInput{Repo: repo.String(), Fired: a.Date, Data: alertData(a)})
+			return prompts.Alert(prompts.AlertInput{Repo: repo.String(), Fired: a.FiredAt(), Data: alertData(a)})
 		},
 	})
 	if reserved {
@@ -139,7 +140,7 @@ func (h *AlertReceived) startIncident(ctx context.Context, gh GitHub, repo Repo,
 	entry.Test = a.Title
 	if !started && entry.RunID != "" && a.Transition != alerts.Triggered {
 		// The same incident notified again: record it where people look.
-		if _, err := gh.CreateComment(ctx, repo, issue, fmt.Sprintf("🔁 Datadog notified again (%s, %s); the run already on this incident goes on.", a.Transition, alerts.Clean(a.Date, 40))); err != nil {
+		if _, err := gh.CreateComment(ctx, repo, issue, renotifiedComment(a)); err != nil {
 			return err
 		}
 	}
@@ -165,11 +166,27 @@ func (h *AlertReceived) trackingIssue(ctx context.Context, gh GitHub, repo Repo,
 // openTrackingIssue opens the incident's issue; the caller holds the
 // incident's lock and has found none.
 func (h *AlertReceived) openTrackingIssue(ctx context.Context, gh GitHub, repo Repo, key string, cfg RepoConfig, a alerts.Alert) (int, error) {
-	n, err := gh.CreateIssue(ctx, repo, "Datadog alert: "+prompts.PlainLine(a.Title, 200), alertIssueBody(a, incidentMarker(key)), []string{cfg.Alerts.Label})
+	n, err := gh.CreateIssue(ctx, repo, "Datadog alert: "+publish.Line(a.Title, 200), alertIssueBody(a, incidentMarker(key)), []string{cfg.Alerts.Label})
 	if err != nil {
 		return 0, err
 	}
 	return n, h.Ledger.SetTrackingIssue(context.WithoutCancel(ctx), key, n)
+}
+
+func recoveredComment(a alerts.Alert) string {
+	return "✅ Datadog reports the monitor recovered" + firedAt(a) + "."
+}
+
+func renotifiedComment(a alerts.Alert) string {
+	return "🔁 Datadog notified again (" + publish.Text(a.Transition, 32) + firedAt(a) + "); the run already on this incident goes on."
+}
+
+// firedAt is " at <time>" for an alert whose date was valid, else "".
+func firedAt(a alerts.Alert) string {
+	if t := a.FiredAt(); !t.IsZero() {
+		return " at " + t.Format("2006-01-02 15:04:05 UTC")
+	}
+	return ""
 }
 
 func incidentMarker(key string) string { return "<!-- pitcrew:" + key + " -->" }
@@ -198,7 +215,7 @@ func alertIssueBody(a alerts.Alert, marker string) string {
 	}
 	for _, f := range [][2]string{{"Transition", a.Transition}, {"Priority", a.Priority}, {"Scope", a.Scope}, {"Tags", strings.Join(a.Tags, ", ")}, {"Alert id", a.ID}} {
 		if f[1] != "" {
-			fmt.Fprintf(&b, "- %s: %s\n", f[0], prompts.PlainLine(f[1], 300))
+			fmt.Fprintf(&b, "- %s: %s\n", f[0], publish.Text(f[1], 300))
 		}
 	}
 	return b.String() + "\n" + marker + "\n"

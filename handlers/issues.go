@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -20,6 +21,19 @@ func (h *IssueLabeled) Handles() []string { return []string{"issues"} }
 
 // maxRejectedShown bounds the unusable mentions listed in a comment.
 const maxRejectedShown = 20
+
+// rejectedLines lists the mentions that were not usable, each as code
+// with its reason, at most maxRejectedShown of them.
+func rejectedLines(rejected []exunit.Rejected) []string {
+	var lines []string
+	for i, r := range rejected {
+		if i == maxRejectedShown {
+			return append(lines, fmt.Sprintf("and %d more", len(rejected)-i))
+		}
+		lines = append(lines, publish.Code(r.Text, 100)+": "+r.Reason)
+	}
+	return lines
+}
 
 // FlakyKey is the idempotency key of a flaky test: the repository (GitHub
 // names are case-insensitive) and the test's file:line.
@@ -85,14 +99,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	}
 
 	refs, rejected := exunit.ExtractTestRefs(ev.Text)
-	var rejectedText []string
-	for i, r := range rejected {
-		if i == maxRejectedShown {
-			rejectedText = append(rejectedText, fmt.Sprintf("and %d more", len(rejected)-i))
-			break
-		}
-		rejectedText = append(rejectedText, fmt.Sprintf("`%s`: %s", strings.ReplaceAll(r.Text, "`", ""), r.Reason))
-	}
+	rejectedText := rejectedLines(rejected)
 	if len(refs) == 0 {
 		return h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
 			st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Rejected: rejectedText,

@@ -2,11 +2,13 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -50,6 +52,25 @@ func MigrationFiles(files []ChangedFile, patterns []string) []string {
 	return out
 }
 
+// usableMigrationNames keeps the files a prompt may name and says which
+// were skipped: a name with a backtick, a space or a shell character is
+// left out of the run, not allowed to fail it.
+func usableMigrationNames(files []string) (usable []string, notice string) {
+	var skipped []string
+	for _, f := range files {
+		if prompts.ValidMigrationFile(f) {
+			usable = append(usable, f)
+		} else {
+			skipped = append(skipped, publish.Code(f, 200))
+		}
+	}
+	if len(skipped) > 0 {
+		notice = fmt.Sprintf("%d migration %s skipped: pitcrew names in a prompt only paths of letters, digits and `_ . / -`: %s.",
+			len(skipped), plural(len(skipped), "file was", "files were"), strings.Join(skipped, ", "))
+	}
+	return usable, notice
+}
+
 // mergeSignal is a merge to the default branch that changed migrations.
 type mergeSignal struct {
 	InstallationID int64
@@ -64,6 +85,12 @@ type mergeSignal struct {
 // subject: a status comment that will hold the report.
 func (b *Base) profileMerge(ctx context.Context, gh GitHub, sig mergeSignal, files []string, cfg RepoConfig) error {
 	repo := sig.Repo.String()
+	files, notice := usableMigrationNames(files)
+	if len(files) == 0 {
+		return b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
+			st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: "Not profiled: " + notice})
+		})
+	}
 	entry, started, err := b.claimRun(ctx, runRequest{
 		Run: runs.Run{Key: MigrationKey(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
 			Repo: repo, Issue: sig.PR, Files: files, Delivery: sig.Delivery},
@@ -77,7 +104,7 @@ func (b *Base) profileMerge(ctx context.Context, gh GitHub, sig mergeSignal, fil
 	}
 	entry.Test = sig.Commit
 	err = b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
-		st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Entries: []runs.Entry{entry}})
+		st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: notice, Entries: []runs.Entry{entry}})
 	})
 	if err != nil || !started {
 		return err

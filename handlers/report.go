@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -42,7 +42,7 @@ func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]s
 		}
 		b.WriteString("\n\n---\n\n")
 		budget := maxCommentLen - b.Len() - 300
-		b.WriteString(cutAtSection(SanitizeReport(report), budget, r.SessionURL))
+		b.WriteString(cutAtSection(publish.Markdown(report), budget, r.SessionURL))
 	}
 	return b.String()
 }
@@ -50,33 +50,21 @@ func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]s
 func codeList(files []string) string {
 	quoted := make([]string, len(files))
 	for i, f := range files {
-		quoted[i] = "`" + f + "`"
+		quoted[i] = publish.Code(f, 200)
 	}
 	return strings.Join(quoted, ", ")
 }
 
-var (
-	refreshed = regexp.MustCompile(`(?i)(materiali[sz]ed views?.*refresh|refresh.*materiali[sz]ed view)`)
-	mention   = regexp.MustCompile(`(^|[^\w@/` + "`" + `])@([A-Za-z0-9][A-Za-z0-9-]*)`)
-	closing   = regexp.MustCompile(`(?i)\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s+)([\w.-]+/[\w.-]+)?#(\d+)`)
-)
+var refreshed = regexp.MustCompile(`(?i)(materiali[sz]ed views?.*refresh|refresh.*materiali[sz]ed view)`)
 
 // refreshLine is the report's line about refreshing materialized views.
 func refreshLine(report string) string {
 	for _, l := range strings.Split(report, "\n") {
 		if refreshed.MatchString(l) {
-			return prompts.PlainLine(strings.TrimLeft(l, "-*# "), 200)
+			return publish.Text(strings.TrimLeft(l, "-*# "), 200)
 		}
 	}
 	return ""
-}
-
-// SanitizeReport keeps the agent's Markdown as written but stops it from
-// notifying anyone (@mentions get a zero-width space) or closing issues
-// (a closing keyword's #N gets one too).
-func SanitizeReport(md string) string {
-	md = mention.ReplaceAllString(md, "$1@\u200b$2")
-	return closing.ReplaceAllString(md, "$1$2$3#\u200b$4")
 }
 
 // cutAtSection shortens a report to max bytes at the last section heading
@@ -105,6 +93,9 @@ func cutAtSection(report string, max int, runURL string) string {
 func singleRunComment(title, notStarted string, st runs.Status, byID map[string]runs.Run) (b *strings.Builder, e runs.Entry, r runs.Run, link string, ok bool) {
 	b = &strings.Builder{}
 	b.WriteString(StatusMarker + "\n**pitcrew** · " + title + "\n\n")
+	if st.Notice != "" {
+		b.WriteString(st.Notice + "\n\n")
+	}
 	if len(st.Entries) == 0 {
 		return b, e, r, "", false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -143,7 +144,7 @@ func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (run
 	switch {
 	case sandbox.IsPermanent(err):
 		to, change = runs.Failed, func(r *runs.Run) {
-			r.Error = "the sandbox could not report on the session (" + prompts.PlainLine(err.Error(), 200) + ")"
+			r.Error = "the sandbox could not report on the session (" + publish.Text(err.Error(), 200) + ")"
 		}
 	case err != nil:
 		return run, err
@@ -169,7 +170,7 @@ func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (run
 		}
 		change = func(r *runs.Run) {
 			if perr != nil {
-				r.Error = "its answer had no readable result (" + prompts.PlainLine(perr.Error(), 200) + ")"
+				r.Error = "its answer had no readable result (" + publish.Text(perr.Error(), 200) + ")"
 				return
 			}
 			if res.PRURL != "" && !strings.HasPrefix(strings.ToLower(res.PRURL), "https://github.com/"+strings.ToLower(r.Repo)+"/pull/") {
@@ -215,7 +216,7 @@ func failureReason(result string) string {
 	if strings.TrimSpace(result) == "" {
 		return "the sandbox gave no reason"
 	}
-	return prompts.PlainLine(result, 300)
+	return publish.Text(result, 300)
 }
 
 // storeReport downloads the session's report artifact, found through the

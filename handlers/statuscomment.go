@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -109,7 +110,7 @@ func describeResult(r runs.Run, link string) string {
 		fmt.Fprintf(&b, "⚠️ the agent reproduced the failure but opened no fix%s.", link)
 	}
 	if res.Cause != "" {
-		b.WriteString("\n  - Cause: " + res.Cause)
+		b.WriteString("\n  - Cause: " + publish.Text(res.Cause, prompts.MaxCauseLen))
 	}
 	if res.Seed != nil {
 		fmt.Fprintf(&b, "\n  - Failing seed: `%d`", *res.Seed)

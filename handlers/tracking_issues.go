@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -46,7 +47,7 @@ func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entr
 func trackingBody(e runs.Entry, commit string) string {
 	b := fmt.Sprintf("pitcrew saw this test fail in CI and pass on re-run.\n\n- Test: `%s`", e.Test)
 	if e.Name != "" {
-		b += fmt.Sprintf("\n- Name: %s (`%s`)", e.Name, e.Module)
+		b += fmt.Sprintf("\n- Name: %s (%s)", publish.Text(e.Name, 200), publish.Code(e.Module, 200))
 	}
 	b += fmt.Sprintf("\n- Seen flaking: %d %s, most recently on %s", e.Sightings, plural(int(e.Sightings), "time", "times"), commit)
 	if e.Seed != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
-	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -73,7 +73,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return nil
 	case firstID != id:
 		log.Warn().Str("first_delivery_id", firstID).Msg("dropping a replay: this body was already accepted under another delivery id")
-		record("skipped: replay of " + prompts.PlainLine(firstID, 100))
+		record("skipped: replay of " + publish.Line(firstID, 100))
 		if w.Metrics != nil {
 			w.Metrics.Deliveries.WithLabelValues(event, "replay").Inc()
 		}
@@ -86,7 +86,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	start := time.Now()
 	if err := h.Handle(ctx, event, id, body); err != nil {
 		log.Error().Err(err).Msg("handling delivery failed")
-		record("failed: " + prompts.PlainLine(err.Error(), 120))
+		record("failed: " + publish.Line(err.Error(), 120))
 		if gitHubWillNotChange(err) {
 			return permanent(fmt.Errorf("%s %s: %w", event, id, err))
 		}

@@ -99,7 +99,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		}
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "workflow_run:" + strconv.FormatInt(ev.RunID, 10)}
-	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: "workflow " + strconv.Quote(ev.Workflow)}, logs, cfg)
+	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("workflow", ev.Workflow)}, logs, cfg)
 }
 
 func (h *WorkflowRun) readJobLog(ctx context.Context, gh GitHub, repo Repo, jobID int64) (exunit.Report, error) {

@@ -49,7 +49,7 @@ func TestRerunPassedWorkflowStartsOneFixPerTest(t *testing.T) {
 		t.Fatalf("check run %v", check)
 	}
 	for _, want := range []string{
-		"### `test/racy_b_test.exs:25`", "get_env/2 sees mode b after work (`RacyBTest`) · seed `1` · seen flaking 1 time",
+		"### `test/racy_b_test.exs:25`", "get\\_env/2 sees mode b after work (`RacyBTest`) · seed `1` · seen flaking 1 time",
 		"mode was clobbered by another async test",
 		"### `test/racy_b_test.exs:20`", "seed `33`", "right: :b", "the agent is working on it",
 	} {
@@ -152,7 +152,7 @@ func TestCheckRunCIThatPassedOnRerun(t *testing.T) {
 	h.deliver("check_run", newDeliveryID(), passedCheckEvent(t, 9001, headSHA, "ci/test"))
 	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
 	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
-	if h.sandbox.SessionCount() != 1 || !strings.Contains(summary, "test/racy_a_test.exs:27") || !strings.Contains(summary, `check "ci/test"`) {
+	if h.sandbox.SessionCount() != 1 || !strings.Contains(summary, "test/racy_a_test.exs:27") || !strings.Contains(summary, "check `ci/test`") {
 		t.Fatalf("sessions %d:\n%s", h.sandbox.SessionCount(), summary)
 	}
 	// A check that passed the first time costs one call and does nothing.

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/pitcrew/pitcrew/exunit"
 )
@@ -67,6 +68,12 @@ var (
 	migrationFile = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*\.exs$`)
 )
 
+// ValidMigrationFile reports whether a migration's path is one the prompt
+// may name: letters, digits, _ . / - only, no "..", ending in .exs.
+func ValidMigrationFile(f string) bool {
+	return migrationFile.MatchString(f) && !strings.Contains(f, "..")
+}
+
 // MaxMigrationFiles bounds the files a prompt names.
 const MaxMigrationFiles = 50
 
@@ -80,7 +87,7 @@ func Migration(in MigrationInput) (string, error) {
 		return "", fmt.Errorf("prompts: %d migration files", len(in.Files))
 	}
 	for _, f := range in.Files {
-		if !migrationFile.MatchString(f) || strings.Contains(f, "..") {
+		if !ValidMigrationFile(f) {
 			return "", fmt.Errorf("prompts: invalid migration file %q", f)
 		}
 	}
@@ -94,8 +101,17 @@ func Migration(in MigrationInput) (string, error) {
 // and capped (alerts.Clean); it goes into the prompt only inside a fence.
 type AlertInput struct {
 	Repo  string
-	Fired string // when the monitor fired, as Datadog gave it
+	Fired time.Time // when the monitor fired; zero when Datadog gave no valid date
 	Data  map[string]any
+}
+
+// fired is the alert's time as the prompt states it, outside the fence:
+// formatted here from a time, so no text of the payload reaches it.
+func fired(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // Alert renders the prompt that asks the agent to fix the bug behind a
@@ -114,7 +130,7 @@ func Alert(in AlertInput) (string, error) {
 	fence := "=====ALERT-DATA-" + hex.EncodeToString(nonce[:]) + "====="
 	var b bytes.Buffer
 	err = templates.ExecuteTemplate(&b, "alert.md.tmpl", map[string]any{
-		"Repo": in.Repo, "Fired": PlainLine(in.Fired, 40), "Fence": fence, "Data": string(data),
+		"Repo": in.Repo, "Fired": fired(in.Fired), "Fence": fence, "Data": string(data),
 	})
 	return b.String(), err
 }

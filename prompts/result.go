@@ -70,7 +70,7 @@ func ParseResult(answer string) (Result, error) {
 	case OutcomeFixed, OutcomeNotFixed, OutcomeNotReproduced, OutcomeOutsideCode:
 		r.Outcome = o
 	default:
-		return Result{}, fmt.Errorf("result block has unknown outcome “%s”", PlainLine(raw.Outcome, 40))
+		return Result{}, fmt.Errorf("result block has unknown outcome “%s”", oneLine(raw.Outcome, 40))
 	}
 	if raw.PRURL != nil && *raw.PRURL != "" {
 		if !pullURL.MatchString(*raw.PRURL) {
@@ -79,10 +79,10 @@ func ParseResult(answer string) (Result, error) {
 		r.PRURL = *raw.PRURL
 	}
 	if raw.Cause != nil {
-		r.Cause = PlainLine(*raw.Cause, MaxCauseLen)
+		r.Cause = oneLine(*raw.Cause, MaxCauseLen)
 	}
 	if raw.Dependency != nil {
-		r.Dependency = PlainLine(*raw.Dependency, 200)
+		r.Dependency = oneLine(*raw.Dependency, 200)
 	}
 	var err error
 	if r.Seed, err = count64("seed", raw.Seed); err != nil {
@@ -116,13 +116,11 @@ func count64(name string, v *float64) (*int64, error) {
 	return &n, nil
 }
 
-// PlainLine turns outside text into one line safe to place in Markdown:
-// no HTML, no code spans, no links or images, no mentions that would notify
-// people, no #N cross-references, at most max runes (plus an ellipsis).
-func PlainLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.NewReplacer("<", "‹", ">", "›", "@", "@\u200b", "`", "'", "[", "\\[", "]", "\\]", "#", "\\#").Replace(s)
-	return clip(s, max)
+// oneLine keeps outside text as one line of valid UTF-8, at most max runes
+// (plus an ellipsis). It does not make it safe for Markdown: what is shown
+// on GitHub goes through publish.Text when it is rendered.
+func oneLine(s string, max int) string {
+	return clip(strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " "), max)
 }
 
 func clip(s string, max int) string {

@@ -1,0 +1,212 @@
+package handlers
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/pitcrew/pitcrew/alerts"
+	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// hostileCorpus is outside text that tries every way Markdown on GitHub
+// can be abused: notifying people, closing or cross-referencing issues,
+// HTML, links and images, breaking out of code spans and fences, new
+// blocks through newlines, and text hidden behind bidi and zero-width
+// characters.
+var hostileCorpus = []string{
+	"@octocat please merge",
+	"cc @hexpm/core-team",
+	"fixes #1 and closes hexpm/hexpm#2",
+	"<img src=x onerror=alert(1)><script>alert(1)</script>",
+	"<!-- hidden --> <details open>",
+	"&#64;octocat &lt;b&gt;",
+	"[click me](https://evil.example) ![pixel](https://evil.example/p.png)",
+	"a`b``c```d````",
+	"```\n# INJECTED\n```",
+	"line one\n\n# INJECTED heading\n- [x] INJECTED task\n> INJECTED quote",
+	"\u202eexe.txt\u202c \u2066hidden\u2069 zero\u200bwidth\u200d\ufeff",
+	"| INJECTED | table |\n|---|---|",
+	"$$\\INJECTED$$ ~~gone~~ **loud**",
+	"1. INJECTED",
+	"- INJECTED",
+}
+
+// TestHostileTextIsNeutralisedInEveryRenderer puts each hostile string in
+// every field of outside text that each renderer shows, and checks what
+// GitHub would see: no mention, no issue reference, no raw HTML, no
+// invisible character, and no block the text opened by itself.
+func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
+	now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	for _, h := range hostileCorpus {
+		seed := int64(7)
+		flaky := runs.Entry{Test: "test/x_test.exs:3", RunID: "r1", Relation: runs.ClaimNew, Name: publish.Line(h, 200), Module: publish.Line(h, 200),
+			Seed: &seed, Excerpt: strings.Split(h, "\n"), Sightings: 2}
+		result := &prompts.Result{Outcome: prompts.OutcomeNotFixed, Cause: oneLineCause(t, h), Dependency: oneLineCause(t, h)}
+		done := runs.Run{ID: "r1", State: runs.Completed, Result: result, SessionURL: "https://sandbox.example/s/1"}
+		failed := runs.Run{ID: "r1", State: runs.Failed, Error: "the sandbox could not report on the session (" + publish.Text(h, 200) + ")"}
+		_, rejected := exunit.ExtractTestRefs("see test/" + strings.ReplaceAll(h, " ", "") + "_test.exs:1 and test/a b_test.exs:1")
+		files, notice := usableMigrationNames([]string{"priv/repo/migrations/1_ok.exs", "priv/repo/migrations/" + h + ".exs"})
+		migration := runs.Entry{Test: strings.Repeat("a", 40), RunID: "m1", Relation: runs.ClaimNew}
+		migrationRun := runs.Run{ID: "m1", State: runs.Completed, Files: files, SessionURL: "https://sandbox.example/s/2"}
+		alert := hostileAlert(t, h)
+
+		rendered := map[string]string{
+			"status comment": RenderStatus(runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}, Rejected: rejectedLines(rejected)},
+				map[string]runs.Run{"r1": done}, now),
+			"status comment, failed run": RenderStatus(runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, map[string]runs.Run{"r1": failed}, now),
+			"check run summary": func() string {
+				_, s := RenderCheckRun(runs.Status{About: ciWhat("workflow", h), Entries: []runs.Entry{flaky}}, map[string]runs.Run{"r1": done}, now)
+				return s
+			}(),
+			"flaky tracking issue": trackingBody(flaky, strings.Repeat("b", 40)),
+			"slow-query report": RenderReport(runs.Status{Notice: notice, Entries: []runs.Entry{migration}}, map[string]runs.Run{"m1": migrationRun},
+				map[string]string{"m1": "## Slow queries\n\nmaterialized views were refreshed: " + h + "\n\n" + h}, now),
+			"alert comment": RenderAlert(runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, map[string]runs.Run{"r1": done}),
+			"alert comment, outside the code": RenderAlert(runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}},
+				map[string]runs.Run{"r1": {ID: "r1", State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeOutsideCode, Cause: result.Cause, Dependency: result.Dependency}}}),
+			"alert issue body":         alertIssueBody(alert, incidentMarker("alert:hexpm/hexpm:"+alert.IncidentKey())),
+			"alert renotified comment": renotifiedComment(alert),
+			"alert recovered comment":  recoveredComment(alert),
+		}
+		// The agent's report is kept as Markdown, so only its header is
+		// prose from outside; the report itself keeps no mention.
+		header, report, _ := strings.Cut(rendered["slow-query report"], "\n---\n")
+		rendered["slow-query report"] = header
+		if m := liveMention.FindString(stripCodeSpans(stripFences(report))); m != "" {
+			t.Errorf("slow-query report, with %q: a live @mention %q\n%s", h, m, report)
+		}
+		for name, md := range rendered {
+			if problem := unsafeMarkdown(md); problem != "" {
+				t.Errorf("%s, with %q: %s\n%s", name, h, problem, md)
+			}
+		}
+	}
+}
+
+// oneLineCause puts s through the result parser, as an agent's answer would.
+func oneLineCause(t *testing.T, s string) string {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"outcome": "not_fixed", "cause": s})
+	r, err := prompts.ParseResult("```json\n" + string(b) + "\n```")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Cause
+}
+
+// hostileAlert puts s in every text field of a Datadog payload, the date
+// included.
+func hostileAlert(t *testing.T, s string) alerts.Alert {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"alert_id": "1", "transition": "Renotify", "title": s, "message": s,
+		"tags": "service:hexpm," + s, "scope": s, "priority": s, "date": s + " 1764680000000"})
+	a, err := alerts.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Transition = s // as if a repository put it in alerts.start_on
+	return a
+}
+
+var (
+	liveMention = regexp.MustCompile(`(^|[^\w\\])[@＠][A-Za-z0-9]`)
+	liveRef     = regexp.MustCompile(`(^|[^\\])(#\d|&#)`)
+	liveLink    = regexp.MustCompile(`(^|[^\\])\]\(`)
+	rawHTML     = regexp.MustCompile(`(^|[^\\])<[A-Za-z/!]`)
+	injected    = regexp.MustCompile(`(?m)^[ \t]*(?:#+|>|\||\$\$|[-+*]|\d+[.)])[ \t]*(?:\[x\][ \t]*)?INJECTED`)
+)
+
+// unsafeMarkdown says what in md GitHub would act on, outside code; ""
+// when nothing. pitcrew's own marker comments and links are allowed.
+func unsafeMarkdown(md string) string {
+	md = strings.ReplaceAll(md, StatusMarker, "")
+	md = regexp.MustCompile(`<!-- pitcrew:[^ ]+ -->`).ReplaceAllString(md, "")
+	md = regexp.MustCompile(`\[run\]\(https://sandbox\.example/s/\d\)`).ReplaceAllString(md, "")
+	for _, r := range md {
+		if r != '\u200b' && (unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && r != '\n')) {
+			return "an invisible character survived"
+		}
+	}
+	prose := stripCodeSpans(stripFences(md))
+	switch {
+	case liveMention.MatchString(prose):
+		return "a live @mention: " + liveMention.FindString(prose)
+	case liveRef.MatchString(prose):
+		return "a live issue reference or entity: " + liveRef.FindString(prose)
+	case rawHTML.MatchString(prose):
+		return "raw HTML: " + rawHTML.FindString(prose)
+	case injected.MatchString(prose):
+		return "a block opened by outside text: " + injected.FindString(prose)
+	case liveLink.MatchString(prose):
+		return "a link or image from outside text: " + liveLink.FindString(prose)
+	}
+	return ""
+}
+
+// stripFences removes fenced code blocks as CommonMark reads them: a line
+// of n >= 3 backticks up to a line of at least n backticks and nothing else.
+func stripFences(s string) string {
+	var out []string
+	fence := 0
+	for _, l := range strings.Split(s, "\n") {
+		t := strings.TrimLeft(l, " ")
+		n := len(t) - len(strings.TrimLeft(t, "`"))
+		switch {
+		case fence == 0 && n >= 3:
+			fence = n
+		case fence > 0 && n >= fence && strings.TrimSpace(t[n:]) == "":
+			fence = 0
+		case fence == 0:
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// stripCodeSpans removes inline code spans as CommonMark reads them: a run
+// of n backticks up to the next run of exactly n.
+func stripCodeSpans(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '`' || (i > 0 && s[i-1] == '\\') {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		n := 0
+		for i+n < len(s) && s[i+n] == '`' {
+			n++
+		}
+		end := -1
+		for j := i + n; j < len(s); {
+			if s[j] != '`' {
+				j++
+				continue
+			}
+			m := 0
+			for j+m < len(s) && s[j+m] == '`' {
+				m++
+			}
+			if m == n {
+				end = j + m
+				break
+			}
+			j += m
+		}
+		if end < 0 {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		b.WriteString("CODE")
+		i = end
+	}
+	return b.String()
+}
