@@ -36,7 +36,8 @@ func setupPitcrew(t *testing.T) (base string, gh *testenv.GitHub, credsPath stri
 	l.Close()
 	credsPath = filepath.Join(t.TempDir(), ".pitcrew", "credentials.yml")
 	env := map[string]string{"PITCREW_ADDR": addr, "PITCREW_PUBLIC_URL": "http://" + addr, "GITHUB_V3_API_URL": gh.URL + "/", "GITHUB_WEB_URL": gh.URL,
-		"PITCREW_CREDENTIALS_FILE": credsPath, "RUSH_API_URL": sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
+		"PITCREW_CREDENTIALS_FILE": credsPath, "RUSH_API_URL": sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0",
+		"REDIS_URL": ""} // embedded Redis: nothing is left in the shared one
 	for k, v := range env {
 		t.Setenv(k, v) // the switch re-reads the configuration from the environment
 	}
