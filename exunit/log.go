@@ -60,6 +60,11 @@ type Run struct {
 	Excluded     int    `json:"excluded"`
 	Skipped      int    `json:"skipped"`
 	CompileError bool   `json:"compile_error,omitempty"` // compilation failed: no tests ran
+	// Step is the script of the GitHub Actions step that printed the run,
+	// when the log shows it; StepRun counts the runs printed before it in
+	// that step (mix test || mix test --failed prints two).
+	Step    string `json:"step,omitempty"`
+	StepRun int    `json:"step_run,omitempty"`
 }
 
 // Report is what a log holds.

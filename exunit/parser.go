@@ -19,6 +19,11 @@ type parser struct {
 	pendingLines int
 
 	paths pathContext
+	// The current GitHub Actions step: its script, read from the lines
+	// after "##[group]Run" up to "shell:", and the runs it has printed.
+	step         []byte
+	inStepScript bool
+	stepRuns     int
 	// The umbrella app ("==> app") each run and each kept failure was
 	// printed under, by index.
 	runApps, failureApps []string
@@ -34,7 +39,8 @@ func (p *parser) run() *Run {
 		p.rep.MergedRuns++
 		p.open = true
 	default:
-		p.rep.Runs = append(p.rep.Runs, Run{})
+		p.rep.Runs = append(p.rep.Runs, Run{Step: string(p.step), StepRun: p.stepRuns})
+		p.stepRuns++
 		p.runApps = append(p.runApps, p.paths.section)
 		p.cur, p.open = len(p.rep.Runs)-1, true
 	}
@@ -47,6 +53,9 @@ func (p *parser) line(b []byte) {
 		if b, ok = p.runnerCommand(b); !ok {
 			return
 		}
+	}
+	if p.inStepScript {
+		p.stepScriptLine(b) // and read on: a log may not show where the script ends
 	}
 	if p.pending != nil {
 		p.pendingLine(b)
@@ -72,10 +81,27 @@ func (p *parser) runnerCommand(b []byte) (rest []byte, isOutput bool) {
 		}
 	}
 	p.endBlock()
+	p.inStepScript = false
 	if cmd, ok := bytes.CutPrefix(b, []byte("##[group]Run ")); ok {
-		p.paths.step(cmd) // a new step: its command line follows
+		p.paths.step(cmd) // a new step: its script follows
+		p.step, p.stepRuns, p.inStepScript = p.step[:0], 0, true
 	}
 	return nil, false
+}
+
+// maxStepScript bounds the step script kept.
+const maxStepScript = 2048
+
+// stepScriptLine reads a line of the step's header: the script the runner
+// echoes after "##[group]Run", then "shell:" and the environment.
+func (p *parser) stepScriptLine(b []byte) {
+	if bytes.HasPrefix(b, []byte("shell: ")) || bytes.Equal(b, []byte("env:")) || bytes.Equal(b, []byte("with:")) {
+		p.inStepScript = false
+		return
+	}
+	if len(p.step)+len(b)+1 <= maxStepScript {
+		p.step = append(append(p.step, b...), '\n')
+	}
 }
 
 // endBlock ends whatever block was being read.

@@ -42,6 +42,8 @@ POST /repos/{owner}/{repo}/labels
 POST /repos/{owner}/{repo}/check-runs
 PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}
 GET /repos/{owner}/{repo}/commits/{ref}/check-runs
+GET /repos/{owner}/{repo}/check-suites/{check_suite_id}/check-runs
+GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations
 GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs
 GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files
