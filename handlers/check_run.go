@@ -92,7 +92,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 		if err != nil {
 			return err
 		}
-		logs = append(logs, ciLog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep})
+		logs = append(logs, ciLog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep, Flakes: rep.Flaky()})
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
 	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("check", ev.Name)}, logs, cfg)

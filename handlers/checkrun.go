@@ -21,6 +21,7 @@ func RenderCheckRun(st runs.Status, byID map[string]runs.Run, now time.Time) (ti
 	if len(st.Entries) == 0 {
 		title = "No flaky test found"
 		b.WriteString(st.Notice + "\n")
+		writeSetAside(&b, st.Rejected)
 		return title, b.String()
 	}
 	started := 0
@@ -52,7 +53,20 @@ func RenderCheckRun(st runs.Status, byID map[string]runs.Run, now time.Time) (ti
 			b.WriteString("the run record has expired.\n")
 		}
 	}
+	writeSetAside(&b, st.Rejected)
 	return title, clipMarkdown(b.String(), maxCheckSummary)
+}
+
+// writeSetAside lists the failures that were not taken for flaky tests,
+// each with why.
+func writeSetAside(b *strings.Builder, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	b.WriteString("\nNot counted as flaky:\n")
+	for _, n := range notes {
+		b.WriteString("- " + n + "\n")
+	}
 }
 
 func plural(n int, one, many string) string {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/publish"
@@ -11,6 +12,9 @@ import (
 
 // ciWhat names the CI a check run reports on, e.g. workflow `CI`.
 func ciWhat(kind, name string) string { return kind + " " + publish.Code(name, 100) }
+
+// maxNotes bounds the failures set aside that a check run lists.
+const maxNotes = 20
 
 // ciSignal is a CI run that failed and then passed on re-run.
 type ciSignal struct {
@@ -25,6 +29,8 @@ type ciLog struct {
 	Occurrence string // identifies the failed attempt, so a sighting counts once
 	Job        string
 	Report     exunit.Report
+	Flakes     []exunit.Failure // the failures that passed when run again
+	NotFlaky   []string         // failures set aside, each "test: why"
 }
 
 // jobConfig loads the repository configuration for a signal that has no
@@ -51,13 +57,29 @@ func flakyEnabled(c RepoConfig) bool { return c.Flaky.Enabled }
 func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs []ciLog, cfg RepoConfig) error {
 	var entries []runs.Entry
 	seen := map[exunit.TestRef]bool{}
-	compileErrors, unlocated := 0, 0
+	compileErrors, unlocated, infra := 0, 0, 0
+	var notes []string
 	for _, l := range logs {
-		if l.Report.CompileErrorOnly() {
+		switch {
+		case l.Report.CompileErrorOnly():
 			compileErrors++
+			continue
+		case l.Report.MostlyFailed():
+			infra++
+			continue
 		}
 		unlocated += len(l.Report.Failures) - len(l.Report.Flaky())
-		for _, f := range l.Report.Flaky() {
+		for _, f := range l.Report.Failures {
+			if f.Unusable != "" && len(notes) < maxNotes {
+				notes = append(notes, fmt.Sprintf("%s in job %s: %s", publish.Code(fmt.Sprintf("%s:%d", f.File, f.Line), 200), publish.Code(l.Job, 100), f.Unusable))
+			}
+		}
+		for _, n := range l.NotFlaky {
+			if len(notes) < maxNotes {
+				notes = append(notes, n)
+			}
+		}
+		for _, f := range l.Flakes {
 			ref, _ := f.Ref()
 			if seen[ref] {
 				continue
@@ -81,6 +103,10 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 	notice := ""
 	switch {
 	case len(entries) > 0:
+	case infra > 0:
+		notice = "Most tests failed in the failed attempt: that points at the infrastructure (a database or service that was down), not at flaky tests. No fix was started."
+	case len(notes) > 0:
+		notice = "No failure of the failed attempt is a flaky test pitcrew can fix. No fix was started."
 	case compileErrors > 0:
 		notice = "The failed attempt did not compile, so no test ran: that is a broken build, not a flaky test. No fix was started."
 	case unlocated > 0:
@@ -98,6 +124,6 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 		}
 	}
 	return b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
-		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: cfg.Flaky.Label, Notice: notice, Entries: entries, About: sig.What})
+		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: cfg.Flaky.Label, Notice: notice, Entries: entries, About: sig.What, Rejected: notes})
 	})
 }

@@ -89,6 +89,7 @@ func TestCheckRunOnABranchCountsOnlyIfTheCommitIsOnIt(t *testing.T) {
 func TestRerunOfAForkPullRequestStartsNothing(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetJob(111, 1, 11, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(111, 2, 110, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
 	payload := example(t, "workflow_run.completed.json", func(ev map[string]any) {
 		run := ev["workflow_run"].(map[string]any)
 		run["id"], run["run_attempt"], run["conclusion"], run["head_sha"] = 111, 2, "success", headSHA

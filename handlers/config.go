@@ -57,6 +57,9 @@ type FlakyConfig struct {
 	// TrackIssues opens one issue per test seen flaking in CI, labelled
 	// with Label, so its history has a home.
 	TrackIssues bool `yaml:"track_issues"`
+	// InJobRetries looks for jobs that passed after their tests failed
+	// (mix test || mix test --failed): one extra call per workflow run.
+	InJobRetries bool `yaml:"in_job_retries"`
 }
 
 // DefaultRepoConfig is what applies where the file says nothing.
@@ -64,7 +67,7 @@ func DefaultRepoConfig() RepoConfig {
 	return RepoConfig{
 		DailyLimit:      5,
 		DailyIssueLimit: 10,
-		Flaky:           FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour},
+		Flaky:           FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true},
 		Migrations:      MigrationConfig{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}},
 		Alerts: AlertConfig{Enabled: true, Label: "pitcrew:alert", StartOn: []string{"Triggered", "Re-Triggered", "Renotify"},
 			SkipTags: []string{"pitcrew:skip", "team:infra"}},

@@ -53,7 +53,16 @@ func BenchmarkEndToEnd(b *testing.B) {
 			run := int64(5000 + i)
 			log := strings.ReplaceAll(fixture(b, "gha_fail_seed_1.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/r%d_test.exs:25", i))
 			h.gh.SetJob(run, 1, run, "test", "failure", log)
+			h.gh.SetJob(run, 2, run+1<<20, "test", "success", fixture(b, "gha_pass_seed_2.txt"))
 			return "workflow_run", rerunPassedEvent(b, run, fmt.Sprintf("%040x", run))
+		}, nil},
+		{"in-job retry", func(h *harness, i int) (string, []byte) {
+			run := int64(7000 + i)
+			log := strings.ReplaceAll(fixture(b, "gha_pm_in_job_retry.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/j%d_test.exs:25", i))
+			h.gh.SetJob(run, 1, run, "test", "success", log)
+			h.gh.Annotate(run, fmt.Sprintf("test/bench/j%d_test.exs", i), 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
+			h.gh.SetCheckSuite(run<<8, run)
+			return "workflow_run", workflowRunEvent(b, run, 1, run<<8, fmt.Sprintf("%040x", run))
 		}, nil},
 		{"merge", func(h *harness, i int) (string, []byte) {
 			h.gh.SetPullFiles(2000+i, fmt.Sprintf("added priv/repo/migrations/2026120%d_m.exs", i%10))

@@ -67,8 +67,14 @@ type GitHub interface {
 	EditCommitComment(ctx context.Context, repo Repo, id int64, body string) error
 	FindCommitComment(ctx context.Context, repo Repo, sha, marker string) (int64, error)
 
-	// FailedJobs lists the jobs of one attempt of a workflow run that failed.
-	FailedJobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error)
+	// Jobs lists the jobs of one attempt of a workflow run.
+	Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error)
+	// SuiteCheckRuns lists the latest check runs of a check suite (for a
+	// workflow run: one per job, its id the job's), with how many
+	// annotations each carries.
+	SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]Job, error)
+	// CheckRunAnnotations lists a check run's first 100 annotations.
+	CheckRunAnnotations(ctx context.Context, repo Repo, checkRunID int64) ([]Annotation, error)
 	// JobLog opens a job's log, following GitHub's redirect to the
 	// short-lived download URL.
 	JobLog(ctx context.Context, repo Repo, jobID int64) (io.ReadCloser, error)
@@ -93,10 +99,21 @@ type ChangedFile struct {
 	Status string // added, modified, renamed, removed, ...
 }
 
-// Job is a CI job of a workflow run.
+// Job is a CI job of a workflow run, or the check run GitHub keeps for it.
 type Job struct {
-	ID   int64
-	Name string
+	ID          int64
+	Name        string
+	Conclusion  string // success, failure, cancelled, ...
+	Annotations int    // check runs only: how many annotations it carries
+}
+
+// Annotation is one annotation of a check run: what a problem matcher
+// (or the CI) pointed at.
+type Annotation struct {
+	Path    string
+	Line    int
+	Level   string // notice, warning, failure
+	Message string
 }
 
 // FailedCheck is a failed check run with the text it reported.

@@ -13,7 +13,7 @@ import (
 // The GitHub calls of the CI signals: workflow jobs and their logs, check
 // runs.
 
-func (g *restGitHub) FailedJobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error) {
+func (g *restGitHub) Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error) {
 	var out []Job
 	opts := &github.ListOptions{PerPage: 100}
 	for {
@@ -22,15 +22,43 @@ func (g *restGitHub) FailedJobs(ctx context.Context, repo Repo, runID int64, att
 			return nil, fmt.Errorf("listing jobs of run %d attempt %d: %w", runID, attempt, err)
 		}
 		for _, j := range jobs.Jobs {
-			if j.GetConclusion() == "failure" {
-				out = append(out, Job{ID: j.GetID(), Name: j.GetName()})
-			}
+			out = append(out, Job{ID: j.GetID(), Name: j.GetName(), Conclusion: j.GetConclusion()})
 		}
 		if resp.NextPage == 0 {
 			return out, nil
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+func (g *restGitHub) SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]Job, error) {
+	var out []Job
+	opts := &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		res, resp, err := g.c.Checks.ListCheckRunsCheckSuite(ctx, repo.Owner, repo.Name, suiteID, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the check runs of suite %d: %w", suiteID, err)
+		}
+		for _, c := range res.CheckRuns {
+			out = append(out, Job{ID: c.GetID(), Name: c.GetName(), Conclusion: c.GetConclusion(), Annotations: c.GetOutput().GetAnnotationsCount()})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *restGitHub) CheckRunAnnotations(ctx context.Context, repo Repo, checkRunID int64) ([]Annotation, error) {
+	list, _, err := g.c.Checks.ListCheckRunAnnotations(ctx, repo.Owner, repo.Name, checkRunID, &github.ListOptions{PerPage: 100})
+	if err != nil {
+		return nil, fmt.Errorf("listing the annotations of check run %d: %w", checkRunID, err)
+	}
+	out := make([]Annotation, 0, len(list))
+	for _, a := range list {
+		out = append(out, Annotation{Path: a.GetPath(), Line: a.GetStartLine(), Level: a.GetAnnotationLevel(), Message: a.GetMessage()})
+	}
+	return out, nil
 }
 
 func (g *restGitHub) JobLog(ctx context.Context, repo Repo, jobID int64) (io.ReadCloser, error) {

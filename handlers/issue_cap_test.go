@@ -66,7 +66,9 @@ func TestTrackIssuesOpensNoIssueForALimitedRun(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "daily_limit: 1\nflaky:\n  track_issues: true\n")
 	h.gh.SetJob(111, 1, 11, "test (seed 1)", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(111, 2, 110, "test (seed 1)", "success", fixture(t, "gha_pass_seed_2.txt"))
 	h.gh.SetJob(111, 1, 12, "test (seed 33)", "failure", fixture(t, "fail_seed_33.txt"))
+	h.gh.SetJob(111, 2, 120, "test (seed 33)", "success", fixture(t, "gha_pass_seed_2.txt"))
 	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 111, headSHA))
 	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
 	if len(h.gh.Issues()) != 1 || h.sandbox.SessionCount() != 1 {

@@ -11,6 +11,7 @@ import (
 func TestReplayDryRunWritesNothing(t *testing.T) {
 	h := newHarness(t, false)
 	h.gh.SetJob(111, 1, 11, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(111, 2, 110, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
 	h.gh.SetPullFiles(12, "added priv/repo/migrations/20261201_a.exs")
 	cases := []struct {
 		event   string

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -20,20 +22,24 @@ const maxLogBytes = 256 << 20
 // pitcrew reads.
 const maxEarlierAttempts = 3
 
-// WorkflowRun turns a GitHub Actions run that failed and then passed on
-// re-run into flaky-test fixes: it reads the failed attempts' job logs and
-// reports in a check run.
+// WorkflowRun turns a GitHub Actions run that passed after its tests
+// failed into flaky-test fixes: a re-run that passed (the failed attempts'
+// job logs, each failure counted only when the passing attempt ran the
+// test and passed it), or a job that retried its own tests and passed
+// (mix test || mix test --failed). It reports in a check run.
 type WorkflowRun struct{ Base }
 
 // Handles implements githubapp.EventHandler.
 func (h *WorkflowRun) Handles() []string { return []string{"workflow_run"} }
 
-// RerunPassed is a workflow run that passed on a later attempt.
+// RerunPassed is a workflow run attempt that passed: after earlier
+// attempts failed when Attempt > 1.
 type RerunPassed struct {
 	InstallationID int64
 	Repo           Repo
 	RunID          int64
 	Attempt        int
+	CheckSuiteID   int64
 	HeadSHA        string
 	Workflow       string
 	URL            string
@@ -41,8 +47,8 @@ type RerunPassed struct {
 }
 
 // ParseRerunPassed reads a workflow_run event; ok is false unless it is a
-// completed, successful attempt after the first, for an installation, on a
-// commit that may be the repository's own (see CommitOrigin).
+// completed, successful attempt, for an installation, on a commit that may
+// be the repository's own (see CommitOrigin).
 func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 	var raw github.WorkflowRunEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
@@ -51,7 +57,7 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 	run := raw.GetWorkflowRun()
 	origin := CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: raw.GetRepo().GetFullName(), HeadRepo: run.GetHeadRepository().GetFullName(),
 		HeadBranch: run.GetHeadBranch(), PullHeadRepoIDs: pullHeadRepoIDs(run.PullRequests)}
-	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 2 || origin.Ownership() == NotOurs ||
+	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 1 || origin.Ownership() == NotOurs ||
 		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 || !validSHA(run.GetHeadSHA()) {
 		return RerunPassed{}, false, nil
 	}
@@ -60,7 +66,7 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 		return RerunPassed{}, false, err
 	}
 	return RerunPassed{InstallationID: raw.GetInstallation().GetID(), Repo: repo, RunID: run.GetID(), Attempt: run.GetRunAttempt(),
-		HeadSHA: run.GetHeadSHA(), Workflow: run.GetName(), URL: safeURL(run.GetHTMLURL()), Origin: origin}, true, nil
+		CheckSuiteID: run.GetCheckSuiteID(), HeadSHA: run.GetHeadSHA(), Workflow: run.GetName(), URL: safeURL(run.GetHTMLURL()), Origin: origin}, true, nil
 }
 
 // Handle implements githubapp.EventHandler.
@@ -77,29 +83,140 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	if err != nil {
 		return err
 	}
+	if ev.Attempt < 2 && ev.CheckSuiteID <= 0 {
+		return nil // a first attempt can only hold in-job retries, found through its suite
+	}
 	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
 		return err
 	}
 	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)
-	if !proceed {
+	if !proceed || (ev.Attempt < 2 && !cfg.Flaky.InJobRetries) {
 		return err
 	}
 	var logs []ciLog
-	for attempt := ev.Attempt - 1; attempt >= 1 && attempt >= ev.Attempt-maxEarlierAttempts; attempt-- {
-		jobs, err := gh.FailedJobs(ctx, ev.Repo, ev.RunID, attempt)
+	if ev.Attempt >= 2 {
+		if logs, err = h.rerunLogs(ctx, gh, ev); err != nil {
+			return err
+		}
+	}
+	if cfg.Flaky.InJobRetries {
+		retried, err := h.inJobRetryLogs(ctx, gh, ev)
 		if err != nil {
 			return err
 		}
-		for _, job := range jobs {
-			rep, err := h.readJobLog(ctx, gh, ev.Repo, job.ID)
-			if err != nil {
-				return err
-			}
-			logs = append(logs, ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep})
+		if ev.Attempt < 2 && len(retried) == 0 {
+			return nil // a green run with no retried test: nothing to report
 		}
+		logs = append(logs, retried...)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "workflow_run:" + strconv.FormatInt(ev.RunID, 10)}
 	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("workflow", ev.Workflow)}, logs, cfg)
+}
+
+// rerunLogs reads the failed jobs of the attempts before the passing one.
+// A failure is a candidate only when the passing attempt's job of the
+// same name ran the test and passed it; the others are set aside with
+// the reason.
+func (h *WorkflowRun) rerunLogs(ctx context.Context, gh GitHub, ev RerunPassed) ([]ciLog, error) {
+	passingJobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, ev.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	passing := map[string]*exunit.Report{} // by job name, read when first needed
+	var logs []ciLog
+	for attempt := ev.Attempt - 1; attempt >= 1 && attempt >= ev.Attempt-maxEarlierAttempts; attempt-- {
+		jobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, attempt)
+		if err != nil {
+			return nil, err
+		}
+		for _, job := range jobs {
+			if job.Conclusion != "failure" {
+				continue
+			}
+			rep, err := h.readJobLog(ctx, gh, ev.Repo, job.ID)
+			if err != nil {
+				return nil, err
+			}
+			l := ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep}
+			for _, f := range rep.Flaky() {
+				pass, err := h.passingReport(ctx, gh, ev.Repo, passing, passingJobs, job.Name)
+				if err != nil {
+					return nil, err
+				}
+				ref, _ := f.Ref()
+				if ok, why := pass.Passed(ref); ok {
+					l.Flakes = append(l.Flakes, f)
+				} else {
+					l.NotFlaky = append(l.NotFlaky, publish.Code(ref.String(), 200)+": "+why)
+				}
+			}
+			logs = append(logs, l)
+		}
+	}
+	return logs, nil
+}
+
+// passingReport reads, once, the log of the passing attempt's job named
+// name; an empty report when that attempt has no such successful job.
+func (h *WorkflowRun) passingReport(ctx context.Context, gh GitHub, repo Repo, cache map[string]*exunit.Report, jobs []Job, name string) (*exunit.Report, error) {
+	if rep, ok := cache[name]; ok {
+		return rep, nil
+	}
+	rep := &exunit.Report{}
+	for _, j := range jobs {
+		if j.Name == name && j.Conclusion == "success" {
+			r, err := h.readJobLog(ctx, gh, repo, j.ID)
+			if err != nil {
+				return nil, err
+			}
+			rep = &r
+			break
+		}
+	}
+	cache[name] = rep
+	return rep, nil
+}
+
+// inJobRetryLogs finds the jobs of the passing attempt that passed after
+// their tests failed: a successful check run carrying an ExUnit failure
+// annotation (setup-beam's problem matcher makes one per failure). Only
+// their logs are read; a suite without such a check run costs one call.
+func (h *WorkflowRun) inJobRetryLogs(ctx context.Context, gh GitHub, ev RerunPassed) ([]ciLog, error) {
+	if ev.CheckSuiteID <= 0 {
+		return nil, nil
+	}
+	checks, err := gh.SuiteCheckRuns(ctx, ev.Repo, ev.CheckSuiteID)
+	if err != nil {
+		return nil, err
+	}
+	var logs []ciLog
+	for _, c := range checks {
+		if c.Conclusion != "success" || c.Annotations == 0 {
+			continue
+		}
+		annotations, err := gh.CheckRunAnnotations(ctx, ev.Repo, c.ID)
+		if err != nil || !slices.ContainsFunc(annotations, isExUnitFailure) {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rep, err := h.readJobLog(ctx, gh, ev.Repo, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		if flakes := rep.RetriedFlakes(); len(flakes) > 0 {
+			logs = append(logs, ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d/job:%d", ev.RunID, ev.Attempt, c.ID), Job: c.Name, Report: rep, Flakes: flakes})
+		}
+	}
+	return logs, nil
+}
+
+// isExUnitFailure reports whether an annotation is one setup-beam's
+// elixir-mixTestFailure matcher makes: a failure on a test file's line.
+func isExUnitFailure(a Annotation) bool {
+	_, err := exunit.ParseTestRef(a.Path + ":" + strconv.Itoa(a.Line))
+	return a.Level == "failure" && err == nil
 }
 
 func (h *WorkflowRun) readJobLog(ctx context.Context, gh GitHub, repo Repo, jobID int64) (exunit.Report, error) {

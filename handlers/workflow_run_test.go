@@ -13,10 +13,19 @@ const headSHA = "5779607b49aab1200488439f02372c57b4f75444"
 // rerunPassedEvent is the workflow_run.completed example from
 // @octokit/webhooks-examples, moved to hexpm/hexpm, as attempt 2 that passed.
 func rerunPassedEvent(t testing.TB, runID int64, sha string) []byte {
+	return workflowRunEvent(t, runID, 2, 0, sha)
+}
+
+// workflowRunEvent is a successful attempt of a workflow run of hexpm/hexpm;
+// suite 0 keeps the example's check suite id.
+func workflowRunEvent(t testing.TB, runID int64, attempt int, suite int64, sha string) []byte {
 	return example(t, "workflow_run.completed.json", func(ev map[string]any) {
 		run := ev["workflow_run"].(map[string]any)
-		run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, 2, "success", "completed", sha, "CI"
+		run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, attempt, "success", "completed", sha, "CI"
 		run["head_repository"] = map[string]any{"full_name": "hexpm/hexpm"}
+		if suite != 0 {
+			run["check_suite_id"] = suite
+		}
 	})
 }
 
@@ -32,7 +41,9 @@ func TestRerunPassedWorkflowStartsOneFixPerTest(t *testing.T) {
 	h := newHarness(t, true)
 	// Attempt 1 failed in two jobs (two seeds); attempt 2 passed.
 	h.gh.SetJob(111, 1, 11, "test (seed 1)", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(111, 2, 110, "test (seed 1)", "success", fixture(t, "gha_pass_seed_2.txt"))
 	h.gh.SetJob(111, 1, 12, "test (seed 33)", "failure", fixture(t, "fail_seed_33.txt"))
+	h.gh.SetJob(111, 2, 120, "test (seed 33)", "success", fixture(t, "gha_pass_seed_2.txt"))
 	h.gh.SetJob(111, 1, 13, "lint", "success", "")
 	if code := h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 111, headSHA)); code != 202 {
 		t.Fatalf("answered %d", code)
@@ -67,6 +78,7 @@ func TestRerunPassedWorkflowStartsOneFixPerTest(t *testing.T) {
 
 	// The same flake on another commit: counted, attached, no new session.
 	h.gh.SetJob(222, 1, 21, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(222, 2, 210, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
 	other := strings.Repeat("a", 40)
 	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 222, other))
 	h.eventually("the second check run", func() bool { return len(h.gh.CheckRuns()) == 2 })
@@ -168,6 +180,7 @@ func TestTrackingIssuesAttachToTheSameRun(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  track_issues: true\n")
 	h.gh.SetJob(111, 1, 11, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(111, 2, 110, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
 	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 111, headSHA))
 	h.eventually("the tracking issue", func() bool { return len(h.gh.Issues()) == 1 })
 	var number int
@@ -183,6 +196,7 @@ func TestTrackingIssuesAttachToTheSameRun(t *testing.T) {
 
 	// The next sighting updates the same issue.
 	h.gh.SetJob(222, 1, 21, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(222, 2, 210, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
 	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 222, strings.Repeat("c", 40)))
 	h.eventually("the issue updated", func() bool { return strings.Contains(h.gh.Issues()[number]["body"].(string), "Seen flaking: 2 times") })
 	if len(h.gh.Issues()) != 1 || h.sandbox.SessionCount() != 1 {

@@ -90,7 +90,7 @@ type Status struct {
 	About          string   `json:"about,omitempty"`    // what a check run reports on, e.g. `workflow "CI"`
 	Notice         string   `json:"notice,omitempty"`   // why nothing started, shown instead of runs
 	Entries        []Entry  `json:"entries,omitempty"`
-	Rejected       []string `json:"rejected,omitempty"` // mentions that were not valid test paths, with reasons
+	Rejected       []string `json:"rejected,omitempty"` // mentions that were not valid test paths, or CI failures set aside, with reasons
 }
 
 // Replace sets what the subject shows to next, keeping where it is on

@@ -14,9 +14,12 @@ import (
 // so users can see why a CI log was or was not taken as a flake.
 func exunitCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	in := stdin
-	switch len(args) {
-	case 0:
-	case 1:
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+		fmt.Fprint(stdout, exunitUsage)
+		return 0
+	case len(args) == 0:
+	case len(args) == 1:
 		f, err := os.Open(args[0])
 		if err != nil {
 			fmt.Fprintln(stderr, "pitcrew exunit:", err)
@@ -25,7 +28,7 @@ func exunitCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		defer f.Close()
 		in = f
 	default:
-		fmt.Fprintln(stderr, "usage: pitcrew exunit [FILE]")
+		fmt.Fprint(stderr, exunitUsage)
 		return 2
 	}
 	rep, err := exunit.ParseLog(in)
@@ -38,5 +41,17 @@ func exunitCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if err := enc.Encode(rep); err != nil {
 		return 1
 	}
+	if len(rep.Runs) == 0 && len(rep.Failures) == 0 {
+		fmt.Fprintln(stderr, "pitcrew exunit: the log holds no ExUnit output (no test run, failure or compilation error)")
+		return 1
+	}
 	return 0
 }
+
+const exunitUsage = `usage: pitcrew exunit [FILE]
+
+Reads a mix test output or a CI job's log (FILE, or standard input) the way
+pitcrew reads CI logs, and prints as JSON what it found: each mix test run
+(seed, counts, the step that ran it) and each failure (file:line, test,
+module, first message lines). Exits 1 when the log holds no ExUnit output.
+`

@@ -117,4 +117,12 @@ func TestExunitCommand(t *testing.T) {
 	if code := exunitCommand([]string{"/nonexistent"}, nil, &out, &errs); code != 1 {
 		t.Fatalf("missing file: exit %d", code)
 	}
+	errs.Reset()
+	if code := exunitCommand(nil, strings.NewReader("npm ERR! missing script: test\n"), &out, &errs); code != 1 || !strings.Contains(errs.String(), "no ExUnit output") {
+		t.Fatalf("a log without ExUnit output: exit %d, %q", code, errs.String())
+	}
+	out.Reset()
+	if code := exunitCommand([]string{"--help"}, nil, &out, &errs); code != 0 || !strings.Contains(out.String(), "usage: pitcrew exunit [FILE]") {
+		t.Fatalf("--help: exit %d, %q", code, out.String())
+	}
 }

@@ -55,6 +55,8 @@ type GitHub struct {
 	permissions  map[string]string           // login → permission
 	labels       map[string]bool             // "owner/repo:name"
 	jobs         map[string][]map[string]any // "runID/attempt" → jobs
+	suites       map[int64]int64             // check suite id → workflow run id
+	annotations  map[int64][]map[string]any  // job (check run) id → annotations
 	jobLogs      map[int64]string
 	checkRuns    []map[string]any
 	issues       map[int]map[string]any
@@ -82,7 +84,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -119,6 +121,23 @@ func (g *GitHub) SetJob(runID int64, attempt int, jobID int64, name, conclusion,
 	k := fmt.Sprintf("%d/%d", runID, attempt)
 	g.jobs[k] = append(g.jobs[k], map[string]any{"id": jobID, "run_id": runID, "run_attempt": attempt, "name": name, "status": "completed", "conclusion": conclusion})
 	g.jobLogs[jobID] = log
+}
+
+// SetCheckSuite makes suiteID the check suite of workflow run runID: its
+// check runs are the jobs of the run's latest attempt.
+func (g *GitHub) SetCheckSuite(suiteID, runID int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.suites[suiteID] = runID
+}
+
+// Annotate adds an annotation to a job's check run, as a problem matcher
+// does: level is notice, warning or failure.
+func (g *GitHub) Annotate(jobID int64, path string, line int, level, message string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.annotations[jobID] = append(g.annotations[jobID], map[string]any{"path": path, "start_line": line, "end_line": line,
+		"start_column": nil, "end_column": nil, "annotation_level": level, "title": nil, "message": message, "raw_details": nil, "blob_href": ""})
 }
 
 // SetPullFiles sets the files a pull request changed: "status path" or
@@ -679,6 +698,33 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 			}
 		}
 		return 200, map[string]any{"status": status, "ahead_by": 0, "behind_by": 0, "total_commits": 0, "commits": []any{}, "files": []any{}}
+	case "GET /repos/{owner}/{repo}/check-suites/{check_suite_id}/check-runs":
+		suite, _ := strconv.ParseInt(p["check_suite_id"], 10, 64)
+		out := []map[string]any{}
+		if runID, ok := g.suites[suite]; ok {
+			latest := 0
+			for k := range g.jobs {
+				if run, attempt, _ := strings.Cut(k, "/"); run == strconv.FormatInt(runID, 10) {
+					n, _ := strconv.Atoi(attempt)
+					latest = max(latest, n)
+				}
+			}
+			for _, j := range g.jobs[fmt.Sprintf("%d/%d", runID, latest)] {
+				id := j["id"].(int64)
+				out = append(out, map[string]any{"id": id, "name": j["name"], "status": "completed", "conclusion": j["conclusion"],
+					"app": map[string]any{"slug": "github-actions"}, "check_suite": map[string]any{"id": suite},
+					"output": map[string]any{"title": nil, "summary": nil, "annotations_count": len(g.annotations[id]),
+						"annotations_url": fmt.Sprintf("%s/repos/%s/check-runs/%d/annotations", g.URL, repo, id)}})
+			}
+		}
+		return 200, map[string]any{"total_count": len(out), "check_runs": out}
+	case "GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations":
+		id, _ := strconv.ParseInt(p["check_run_id"], 10, 64)
+		out := g.annotations[id]
+		if out == nil {
+			out = []map[string]any{}
+		}
+		return 200, out
 	case "GET /repos/{owner}/{repo}/commits/{ref}/check-runs":
 		q := r.URL.Query()
 		out := []map[string]any{}

@@ -1,0 +1,100 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+)
+
+const suiteID = 880001
+
+// gitHubCalls counts the REST calls pitcrew made, token requests aside.
+func gitHubCalls(h *harness) int {
+	n := 0
+	for _, r := range h.gh.Requests() {
+		if !strings.HasSuffix(r.Operation, "/access_tokens") {
+			n++
+		}
+	}
+	return n
+}
+
+// A job that ran `mix test || mix test --failed` passed after a test
+// failed: the workflow is green on its first attempt, yet the test flaked.
+func TestAJobThatRetriedItsTestsStartsAFix(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetJob(601, 1, 61, "test", "success", fixture(t, "gha_pm_in_job_retry.txt"))
+	h.gh.SetJob(601, 1, 62, "lint", "success", "")
+	h.gh.Annotate(62, ".github", 1, "warning", "Node.js 16 actions are deprecated.")
+	h.gh.Annotate(61, "test/racy_b_test.exs", 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
+	h.gh.SetCheckSuite(suiteID, 601)
+	h.deliver("workflow_run", newDeliveryID(), workflowRunEvent(t, 601, 1, suiteID, headSHA))
+	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
+	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
+	if h.sandbox.SessionCount() != 1 || !strings.Contains(summary, "### `test/racy_b_test.exs:25`") {
+		t.Fatalf("%d sessions:\n%s", h.sandbox.SessionCount(), summary)
+	}
+	// One suite listing, the annotations of both annotated check runs, one
+	// log: the lint job's warning costs its annotations call and no log.
+	for op, want := range map[string]int{opSuiteCheckRuns: 1, opAnnotations: 2, opJobLog: 1} {
+		if n := h.gh.Count(op); n != want {
+			t.Errorf("%s: %d calls, want %d", op, n, want)
+		}
+	}
+}
+
+const (
+	opSuiteCheckRuns = "GET /repos/{owner}/{repo}/check-suites/{check_suite_id}/check-runs"
+	opAnnotations    = "GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations"
+	opJobLog         = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"
+)
+
+func TestAGreenRunCostsOneCallAndWritesNothing(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetJob(602, 1, 63, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
+	h.gh.SetCheckSuite(suiteID, 602)
+	h.deliver("workflow_run", newDeliveryID(), workflowRunEvent(t, 602, 1, suiteID, headSHA))
+	h.eventually("the delivery handled", func() bool { return strings.Contains(h.logs.String(), "delivery handled") })
+	// The configuration (one call, then cached) and the suite's check runs.
+	if n := h.gh.Count(opSuiteCheckRuns); n != 1 || len(h.gh.CheckRuns()) != 0 || h.sandbox.SessionCount() != 0 {
+		t.Fatalf("%d suite listings, %d check runs, %d sessions", n, len(h.gh.CheckRuns()), h.sandbox.SessionCount())
+	}
+	t.Logf("GitHub API calls for a green first attempt: %d", gitHubCalls(h))
+}
+
+func TestInJobRetriesCanBeTurnedOff(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  in_job_retries: false\n")
+	h.gh.SetJob(603, 1, 64, "test", "success", fixture(t, "gha_pm_in_job_retry.txt"))
+	h.gh.Annotate(64, "test/racy_b_test.exs", 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
+	h.gh.SetCheckSuite(suiteID, 603)
+	h.deliver("workflow_run", newDeliveryID(), workflowRunEvent(t, 603, 1, suiteID, headSHA))
+	h.eventually("the delivery handled", func() bool { return strings.Contains(h.logs.String(), "delivery handled") })
+	if h.gh.Count(opSuiteCheckRuns) != 0 || h.sandbox.SessionCount() != 0 {
+		t.Fatalf("%d suite listings, %d sessions", h.gh.Count(opSuiteCheckRuns), h.sandbox.SessionCount())
+	}
+}
+
+// A failure counts only when the passing attempt ran the test and passed
+// it; an attempt where most tests failed is the infrastructure.
+func TestARerunCountsOnlyTestsThePassingAttemptRan(t *testing.T) {
+	h := newHarness(t, true)
+	narrowed := strings.ReplaceAll(fixture(t, "gha_pass_seed_2.txt"), "Z mix test\n", "Z mix test test/racy_a_test.exs\n")
+	narrowed = strings.ReplaceAll(narrowed, "##[group]Run mix test\n", "##[group]Run mix test test/racy_a_test.exs\n")
+	h.gh.SetJob(604, 1, 65, "test", "failure", fixture(t, "gha_fail_seed_1.txt")) // racy_b_test.exs:25 failed
+	h.gh.SetJob(604, 2, 66, "test", "success", narrowed)
+	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 604, headSHA))
+	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
+	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
+	if h.sandbox.SessionCount() != 0 || !strings.Contains(summary, "`test/racy_b_test.exs:25`: the passing attempt's test command did not include test/racy_b_test.exs") {
+		t.Fatalf("%d sessions:\n%s", h.sandbox.SessionCount(), summary)
+	}
+
+	h.gh.SetJob(605, 1, 67, "test", "failure", fixture(t, "gha_pm_many_failures.txt"))
+	h.gh.SetJob(605, 2, 68, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
+	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 605, strings.Repeat("e", 40)))
+	h.eventually("the second check run", func() bool { return len(h.gh.CheckRuns()) == 2 })
+	summary = h.gh.CheckRuns()[1]["output"].(map[string]any)["summary"].(string)
+	if h.sandbox.SessionCount() != 0 || !strings.Contains(summary, "Most tests failed") {
+		t.Fatalf("%d sessions:\n%s", h.sandbox.SessionCount(), summary)
+	}
+}
