@@ -75,9 +75,24 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	}
 	// Most passing checks passed the first time: look for a failed one
 	// before spending calls on the configuration.
-	failed, err := gh.FailedCheckRuns(ctx, ev.Repo, ev.HeadSHA, ev.Name)
-	if err != nil || len(failed) == 0 {
+	checks, err := gh.ChecksNamed(ctx, ev.Repo, ev.HeadSHA, ev.Name)
+	if err != nil {
 		return err
+	}
+	var failed []CICheck
+	passing := exunit.Report{}
+	for _, c := range checks {
+		switch {
+		case c.Conclusion == "failure":
+			failed = append(failed, c)
+		case c.ID == ev.ID:
+			if passing, err = exunit.ParseLog(strings.NewReader(c.Text)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return nil
 	}
 	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
 		return err
@@ -92,7 +107,9 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 		if err != nil {
 			return err
 		}
-		logs = append(logs, ciLog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep, Flakes: rep.Flaky()})
+		l := ciLog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep}
+		l.Flakes, l.NotFlaky = passedOnRetry(rep, passing)
+		logs = append(logs, l)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
 	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("check", ev.Name)}, logs, cfg)

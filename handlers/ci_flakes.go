@@ -33,6 +33,21 @@ type ciLog struct {
 	NotFlaky   []string         // failures set aside, each "test: why"
 }
 
+// passedOnRetry splits a failed attempt's failures into those the
+// passing attempt ran and passed (the flakes) and the others, each with
+// why ("`test/x_test.exs:3`: ...").
+func passedOnRetry(failed, passing exunit.Report) (flakes []exunit.Failure, notFlaky []string) {
+	for _, f := range failed.Flaky() {
+		ref, _ := f.Ref()
+		if ok, why := passing.Passed(ref); ok {
+			flakes = append(flakes, f)
+		} else {
+			notFlaky = append(notFlaky, publish.Code(ref.String(), 200)+": "+why)
+		}
+	}
+	return flakes, notFlaky
+}
+
 // jobConfig loads the repository configuration for a signal that has no
 // issue to report a broken file on: it is logged and the signal dropped.
 // proceed is false as well when enabled says the job is off.

@@ -98,3 +98,17 @@ func TestARerunCountsOnlyTestsThePassingAttemptRan(t *testing.T) {
 		t.Fatalf("%d sessions:\n%s", h.sandbox.SessionCount(), summary)
 	}
 }
+
+// A CI reporting through the Checks API: the passing check's own output
+// must show the test run; a bare "Tests passed" clears nothing.
+func TestACheckThatShowsNoTestRunClearsNothing(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.AddCheckRun(headSHA, "ci/test", "failure", "Tests failed", fixture(t, "fail_seed_4.txt"))
+	pass := h.gh.AddCheckRun(headSHA, "ci/test", "success", "Tests passed", "")
+	h.deliver("check_run", newDeliveryID(), passedCheckEvent(t, pass, headSHA, "ci/test"))
+	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
+	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
+	if h.sandbox.SessionCount() != 0 || !strings.Contains(summary, "`test/racy_a_test.exs:27`: the passing attempt's log shows no completed test run") {
+		t.Fatalf("%d sessions:\n%s", h.sandbox.SessionCount(), summary)
+	}
+}

@@ -82,7 +82,8 @@ func TestCheckRunOnABranchCountsOnlyIfTheCommitIsOnIt(t *testing.T) {
 		t.Fatalf("%d sessions for a commit on no branch of ours", h.sandbox.SessionCount())
 	}
 	h.gh.AddCheckRun(headSHA, "ci/test", "failure", "Tests failed", fixture(t, "fail_seed_4.txt"))
-	h.deliver("check_run", newDeliveryID(), forkCheckEvent(t, 9002, headSHA, "ci/test", "feature/login"))
+	pass := h.gh.AddCheckRun(headSHA, "ci/test", "success", "Tests passed", fixture(t, "pass_seed_2.txt"))
+	h.deliver("check_run", newDeliveryID(), forkCheckEvent(t, pass, headSHA, "ci/test", "feature/login"))
 	h.eventually("the fix run", func() bool { return h.sandbox.SessionCount() == 1 })
 }
 

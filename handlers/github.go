@@ -78,9 +78,9 @@ type GitHub interface {
 	// JobLog opens a job's log, following GitHub's redirect to the
 	// short-lived download URL.
 	JobLog(ctx context.Context, repo Repo, jobID int64) (io.ReadCloser, error)
-	// FailedCheckRuns lists the failed check runs named name on ref, from
+	// ChecksNamed lists the completed check runs named name on ref, from
 	// every attempt (filter=all).
-	FailedCheckRuns(ctx context.Context, repo Repo, ref, name string) ([]FailedCheck, error)
+	ChecksNamed(ctx context.Context, repo Repo, ref, name string) ([]CICheck, error)
 	// CreateCheckRun creates a completed check run on a commit.
 	CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error)
 	// UpdateCheckRun replaces a check run's output.
@@ -116,10 +116,11 @@ type Annotation struct {
 	Message string
 }
 
-// FailedCheck is a failed check run with the text it reported.
-type FailedCheck struct {
-	ID   int64
-	Text string // output summary and text, as the log of the run
+// CICheck is a CI's check run with the text it reported.
+type CICheck struct {
+	ID         int64
+	Conclusion string
+	Text       string // output summary and text, as the log of the run
 }
 
 // CheckOutput is what pitcrew's check run shows.

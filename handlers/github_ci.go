@@ -81,7 +81,7 @@ func (g *restGitHub) JobLog(ctx context.Context, repo Repo, jobID int64) (io.Rea
 	return resp.Body, nil
 }
 
-func (g *restGitHub) FailedCheckRuns(ctx context.Context, repo Repo, ref, name string) ([]FailedCheck, error) {
+func (g *restGitHub) ChecksNamed(ctx context.Context, repo Repo, ref, name string) ([]CICheck, error) {
 	all := "all"
 	res, _, err := g.c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, ref, &github.ListCheckRunsOptions{
 		CheckName: &name, Filter: &all, ListOptions: github.ListOptions{PerPage: 100},
@@ -89,11 +89,11 @@ func (g *restGitHub) FailedCheckRuns(ctx context.Context, repo Repo, ref, name s
 	if err != nil {
 		return nil, fmt.Errorf("listing check runs %q on %s: %w", name, ref, err)
 	}
-	var out []FailedCheck
+	var out []CICheck
 	for _, c := range res.CheckRuns {
-		if c.GetConclusion() == "failure" {
+		if c.GetStatus() == "completed" {
 			o := c.GetOutput()
-			out = append(out, FailedCheck{ID: c.GetID(), Text: o.GetSummary() + "\n" + o.GetText()})
+			out = append(out, CICheck{ID: c.GetID(), Conclusion: c.GetConclusion(), Text: o.GetSummary() + "\n" + o.GetText()})
 		}
 	}
 	return out, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/exunit"
-	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -138,17 +137,12 @@ func (h *WorkflowRun) rerunLogs(ctx context.Context, gh GitHub, ev RerunPassed) 
 				return nil, err
 			}
 			l := ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep}
-			for _, f := range rep.Flaky() {
+			if len(rep.Flaky()) > 0 {
 				pass, err := h.passingReport(ctx, gh, ev.Repo, passing, passingJobs, job.Name)
 				if err != nil {
 					return nil, err
 				}
-				ref, _ := f.Ref()
-				if ok, why := pass.Passed(ref); ok {
-					l.Flakes = append(l.Flakes, f)
-				} else {
-					l.NotFlaky = append(l.NotFlaky, publish.Code(ref.String(), 200)+": "+why)
-				}
+				l.Flakes, l.NotFlaky = passedOnRetry(rep, *pass)
 			}
 			logs = append(logs, l)
 		}

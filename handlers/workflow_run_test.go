@@ -161,7 +161,8 @@ func passedCheckEvent(t testing.TB, id int64, sha, name string) []byte {
 func TestCheckRunCIThatPassedOnRerun(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.AddCheckRun(headSHA, "ci/test", "failure", "Tests failed", fixture(t, "fail_seed_4.txt"))
-	h.deliver("check_run", newDeliveryID(), passedCheckEvent(t, 9001, headSHA, "ci/test"))
+	pass := h.gh.AddCheckRun(headSHA, "ci/test", "success", "Tests passed", fixture(t, "pass_seed_2.txt"))
+	h.deliver("check_run", newDeliveryID(), passedCheckEvent(t, pass, headSHA, "ci/test"))
 	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
 	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
 	if h.sandbox.SessionCount() != 1 || !strings.Contains(summary, "test/racy_a_test.exs:27") || !strings.Contains(summary, "check `ci/test`") {
