@@ -85,28 +85,29 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	if ev.Attempt < 2 && ev.CheckSuiteID <= 0 {
 		return nil // a first attempt can only hold in-job retries, found through its suite
 	}
-	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
-		return err
-	}
 	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)
-	if !proceed || (ev.Attempt < 2 && !cfg.Flaky.InJobRetries) {
+	if !proceed {
 		return err
 	}
 	var logs []ciLog
-	if ev.Attempt >= 2 {
-		if logs, err = h.rerunLogs(ctx, gh, ev); err != nil {
+	if cfg.Flaky.InJobRetries {
+		if logs, err = h.inJobRetryLogs(ctx, gh, ev); err != nil {
 			return err
 		}
 	}
-	if cfg.Flaky.InJobRetries {
-		retried, err := h.inJobRetryLogs(ctx, gh, ev)
+	if ev.Attempt < 2 && len(logs) == 0 {
+		return nil // a green run with no retried test: nothing to report
+	}
+	// Only now, with something to act on: is the commit the repository's?
+	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
+		return err
+	}
+	if ev.Attempt >= 2 {
+		earlier, err := h.rerunLogs(ctx, gh, ev)
 		if err != nil {
 			return err
 		}
-		if ev.Attempt < 2 && len(retried) == 0 {
-			return nil // a green run with no retried test: nothing to report
-		}
-		logs = append(logs, retried...)
+		logs = append(earlier, logs...)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "workflow_run:" + strconv.FormatInt(ev.RunID, 10)}
 	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("workflow", ev.Workflow)}, logs, cfg)
