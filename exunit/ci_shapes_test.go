@@ -105,6 +105,10 @@ func TestParseLogLines(t *testing.T) {
 		{"the next step cd-s nowhere", "##[group]Run cd apps/web && mix test\n##[group]Run mix test\n  1) test a (M)\n     test/a_test.exs:3\n", "test/a_test.exs:3"},
 		{"the checkout's own directory", "Working directory is '/srv/ci/x'\n  1) test a (M)\n     /srv/ci/x/test/a_test.exs:3\n", "test/a_test.exs:3"},
 		{"a CircleCI checkout", "  1) test a (M)\n     /home/circleci/project/apps/b/test/a_test.exs:3\n", "apps/b/test/a_test.exs:3"},
+		{"a macOS runner", "  1) test a (M)\n     /Users/runner/work/x/x/test/a_test.exs:3\n", "test/a_test.exs:3"},
+		{"a Windows runner", "  1) test a (M)\n     d:/a/x/x/test/a_test.exs:3\n", "test/a_test.exs:3"},
+		{"another Windows drive", "  1) test a (M)\n     c:/work/x/test/a_test.exs:3\n", "-"},
+		{"a self-hosted runner", "  1) test a (M)\n     /home/ci/actions-runner/_work/x/x/test/a_test.exs:3\n", "test/a_test.exs:3"},
 		{"one project after its dependencies", "==> jason\nGenerated jason app\n==> hexpm\n  1) test a (M)\n     test/a_test.exs:3\n\n1 test, 1 failure\n", "test/a_test.exs:3"},
 		{"an umbrella printing app-relative locations", "==> a\n  1) test a (M)\n     test/a_test.exs:3\n\n1 test, 1 failure\n==> b\n1 test, 0 failures\n", "apps/a/test/a_test.exs:3"},
 	} {

@@ -66,6 +66,9 @@ func (c *pathContext) checkoutLine(b []byte) {
 // checkout; a location under one is taken relative to it.
 var ciCheckouts = regexp.MustCompile(`^(?:` +
 	`/home/runner/work/[^/]+/[^/]+` + // GitHub Actions runners
+	`|/Users/runner/work/[^/]+/[^/]+` + // GitHub Actions macOS runners
+	`|[A-Za-z]:/a/[^/]+/[^/]+` + // GitHub Actions Windows runners (D:\a\repo\repo, as Elixir prints it)
+	`|(?:/home/[^/]+)?/actions-runner/_work/[^/]+/[^/]+` + // self-hosted runners' default work folder
 	`|/__w/[^/]+/[^/]+` + // GitHub Actions container jobs
 	`|/github/workspace` + // GitHub Actions Docker actions
 	`|/home/circleci/(?:project|repo)` + // CircleCI
@@ -75,11 +78,13 @@ var ciCheckouts = regexp.MustCompile(`^(?:` +
 	`|/drone/src` + // Drone
 	`)/`)
 
+var windowsDrive = regexp.MustCompile(`^[A-Za-z]:/`)
+
 // resolve makes a printed location relative to the repository's root, or
 // says why it cannot be; app is the umbrella app to prefix it with if the
 // log turns out to be an umbrella's.
 func (c *pathContext) resolve(file string) (rel, unusable, app string) {
-	if path.IsAbs(file) {
+	if path.IsAbs(file) || windowsDrive.MatchString(file) {
 		rel, unusable = c.absolute(file)
 		return rel, unusable, ""
 	}

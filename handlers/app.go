@@ -62,6 +62,7 @@ type App struct {
 	schedule     Schedule
 	log          zerolog.Logger
 	stopPeriodic context.CancelFunc
+	unverified   *byteBudget // what unverified bodies hold now
 }
 
 // NewApp wires the handlers together.
@@ -147,7 +148,7 @@ func NewApp(o Options) (*App, error) {
 	if o.Schedule.ReconcileEvery <= 0 {
 		o.Schedule.ReconcileEvery = 2 * time.Minute
 	}
-	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: queue, server: server, mux: mux, schedule: o.Schedule, log: o.Logger}, nil
+	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: queue, server: server, mux: mux, schedule: o.Schedule, log: o.Logger, unverified: unverified}, nil
 }
 
 // StartWorker starts taking tasks off the queue, and scheduling the

@@ -55,7 +55,7 @@ func TestLargeUnverifiedBodiesAreBoundedAndSmallDeliveriesStillPass(t *testing.T
 	for i := 0; i < 6; i++ {
 		stalledPost(t, h.server.URL, "/api/github/hook", size)
 	}
-	time.Sleep(100 * time.Millisecond) // let the handlers take their share
+	h.eventually("the six bodies holding the budget", func() bool { return h.app.unverified.used.Load() >= 6*size })
 	extra := stalledPost(t, h.server.URL, "/api/github/hook", size)
 	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
 	head, _ := io.ReadAll(io.LimitReader(extra, 512))
