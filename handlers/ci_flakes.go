@@ -21,7 +21,7 @@ type ciSignal struct {
 	InstallationID int64
 	Delivery       string
 	Subject        runs.Subject // the check run that reports on it
-	What           string       // e.g. `workflow "CI"`, for the check run's text
+	What           string       // Markdown naming the CI (ciWhat), for the check run's text
 }
 
 // ciLog is what one failed job's log held.

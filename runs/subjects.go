@@ -87,7 +87,7 @@ type Status struct {
 	CommentID      int64    `json:"comment_id,omitempty"`
 	CheckRunID     int64    `json:"check_run_id,omitempty"`
 	Creating       bool     `json:"creating,omitempty"` // a create was sent whose id may not be recorded
-	About          string   `json:"about,omitempty"`    // what a check run reports on, e.g. `workflow "CI"`
+	About          string   `json:"about,omitempty"`    // Markdown naming what a check run reports on, e.g. workflow `CI`
 	Notice         string   `json:"notice,omitempty"`   // why nothing started, shown instead of runs
 	Entries        []Entry  `json:"entries,omitempty"`
 	Rejected       []string `json:"rejected,omitempty"` // mentions that were not valid test paths, or CI failures set aside, with reasons

@@ -1,0 +1,82 @@
+// Package layout guards the import rules of ../shared/LAYOUT.md: a table
+// of what each package may not import, read with go list, so the layout
+// cannot drift silently. Rules join the table as the move makes them true
+// (handlers importing no transport is the next one).
+package layout
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/pitcrew/pitcrew"
+
+// pipeline is every stage package; domain packages (exunit, alerts, setup)
+// and pure helpers may not import any of them.
+var pipeline = []string{module + "/handlers", module + "/runs", module + "/prompts", module + "/sandbox", module + "/publish", module + "/cmd/pitcrew"}
+
+var transport = []string{"net/http", "github.com/hibiken/asynq", "github.com/redis/go-redis/v9", "github.com/google/go-github/v66/github"}
+
+// forbidden lists, per package, the imports it must not have.
+var forbidden = map[string][]string{
+	module + "/prompts": without(pipeline, module+"/prompts"),
+	module + "/sandbox": without(pipeline, module+"/sandbox"),
+	module + "/publish": append(without(pipeline, module+"/publish"), transport...),
+	module + "/exunit":  append(append([]string{}, pipeline...), transport...),
+	module + "/alerts":  append(append([]string{}, pipeline...), transport...),
+	module + "/runs":    {module + "/handlers", module + "/sandbox", module + "/publish", "net/http", "github.com/hibiken/asynq"},
+	module + "/setup":   append([]string{}, pipeline...),
+}
+
+// onlyFrom lists packages that only the wiring may import.
+var onlyFrom = map[string][]string{
+	module + "/handlers": {module + "/cmd/pitcrew", module + "/internal/faults"},
+}
+
+func TestImportsFollowTheLayout(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg, imports := f[0], f[1:]
+		if _, ok := forbidden[pkg]; ok {
+			seen++
+		}
+		for _, imp := range imports {
+			for _, bad := range forbidden[pkg] {
+				if imp == bad {
+					t.Errorf("%s imports %s, which the layout forbids", pkg, imp)
+				}
+			}
+			if allowed, ok := onlyFrom[imp]; ok && !contains(allowed, pkg) {
+				t.Errorf("%s imports %s; only %v may", pkg, imp, allowed)
+			}
+		}
+	}
+	if seen != len(forbidden) {
+		t.Fatalf("go list showed %d of the %d packages the table names: a package was renamed or moved", seen, len(forbidden))
+	}
+}
+
+func without(list []string, drop string) []string {
+	var out []string
+	for _, s := range list {
+		if s != drop {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
