@@ -17,6 +17,10 @@ import (
 // maxLogBytes bounds one job log read; the parser streams it.
 const maxLogBytes = 256 << 20
 
+// maxRetriedJobs bounds the green jobs whose annotations (and then log)
+// are read for in-job retries in one workflow run.
+const maxRetriedJobs = 20
+
 // maxEarlierAttempts is how many failed attempts before the passing one
 // pitcrew reads.
 const maxEarlierAttempts = 3
@@ -185,15 +189,17 @@ func (h *WorkflowRun) inJobRetryLogs(ctx context.Context, gh GitHub, ev RerunPas
 		return nil, err
 	}
 	var logs []ciLog
+	looked := 0
 	for _, c := range checks {
-		if c.Conclusion != "success" || c.Annotations == 0 {
+		if c.Conclusion != "success" || c.Annotations == 0 || looked == maxRetriedJobs {
 			continue
 		}
+		looked++
 		annotations, err := gh.CheckRunAnnotations(ctx, ev.Repo, c.ID)
-		if err != nil || !slices.ContainsFunc(annotations, isExUnitFailure) {
-			if err != nil {
-				return nil, err
-			}
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(annotations, isExUnitFailure) {
 			continue
 		}
 		rep, err := h.readJobLog(ctx, gh, ev.Repo, c.ID)

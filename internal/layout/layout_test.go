@@ -22,7 +22,7 @@ var transport = []string{"net/http", "github.com/hibiken/asynq", "github.com/red
 var forbidden = map[string][]string{
 	module + "/prompts": without(pipeline, module+"/prompts"),
 	module + "/sandbox": without(pipeline, module+"/sandbox"),
-	module + "/publish": append(without(pipeline, module+"/publish"), transport...),
+	module + "/publish": append([]string{module + "/handlers", module + "/sandbox", module + "/cmd/pitcrew"}, transport...),
 	module + "/exunit":  append(append([]string{}, pipeline...), transport...),
 	module + "/alerts":  append(append([]string{}, pipeline...), transport...),
 	module + "/runs":    {module + "/handlers", module + "/sandbox", module + "/publish", "net/http", "github.com/hibiken/asynq"},
