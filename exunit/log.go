@@ -65,6 +65,9 @@ type Run struct {
 	// that step (mix test || mix test --failed prints two).
 	Step    string `json:"step,omitempty"`
 	StepRun int    `json:"step_run,omitempty"`
+	// App is the umbrella app whose "==> app" section printed the run, in
+	// an umbrella's log.
+	App string `json:"app,omitempty"`
 }
 
 // Report is what a log holds.

@@ -74,8 +74,8 @@ func TestParseLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range rep.Runs { // the step is TestStepsAndWhatARunRan's
-				rep.Runs[i].Step, rep.Runs[i].StepRun = "", 0
+			for i := range rep.Runs { // step and app: reruns_test.go's
+				rep.Runs[i].Step, rep.Runs[i].StepRun, rep.Runs[i].App = "", 0, ""
 			}
 			if !reflect.DeepEqual(rep.Runs, c.runs) {
 				t.Errorf("runs:\n got %s\nwant %s", runsString(rep.Runs), runsString(c.runs))

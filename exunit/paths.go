@@ -122,6 +122,9 @@ func (c *pathContext) finish(rep *Report, runApps, failureApps []string) {
 	if len(apps) < 2 {
 		return
 	}
+	for i := range rep.Runs {
+		rep.Runs[i].App = runApps[i]
+	}
 	for i, f := range rep.Failures {
 		if app := failureApps[i]; app != "" && strings.HasPrefix(f.File, "test/") {
 			rep.Failures[i].File = "apps/" + app + "/" + f.File

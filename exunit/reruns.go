@@ -2,6 +2,7 @@ package exunit
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,7 @@ type command struct {
 	narrow bool     // a selection pitcrew cannot resolve (--only, --stale, partitions, a test filter)
 	paths  []string // explicit test paths, relative to the step's directory; none: the whole suite
 	dir    string   // the directory the step changed to (cd DIR && ...)
+	app    string   // the umbrella app whose section printed the run
 }
 
 // command reads the `mix test` command line that printed run: the
@@ -24,7 +26,7 @@ type command struct {
 // script has fewer, as an umbrella prints a run per app).
 func (r Run) command() command {
 	var cmds []string
-	dir := ""
+	dir, viaXargs := "", false
 	for _, seg := range splitScript(r.Step) {
 		f := strings.Fields(seg)
 		if len(f) >= 2 && f[0] == "cd" && len(cmds) == 0 {
@@ -32,15 +34,26 @@ func (r Run) command() command {
 		}
 		if i := mixTest(f); i >= 0 {
 			cmds = append(cmds, strings.Join(f[i+2:], " "))
+			viaXargs = viaXargs || slices.Contains(f[:i], "xargs")
 		}
 	}
 	if len(cmds) == 0 {
 		return command{}
 	}
-	c := command{known: true, dir: dir}
+	c := command{known: true, dir: dir, app: r.App}
+	if viaXargs || (r.App != "" && len(cmds) > 1) {
+		// Paths from standard input; or an umbrella, whose runs (one per
+		// app) cannot be matched to the step's several commands.
+		c.narrow = true
+	}
 	args := strings.Fields(cmds[min(r.StepRun, len(cmds)-1)])
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
+		case a == ">" || a == ">>" || a == "<" || a == "2>" || a == "&>" || a == "2>>":
+			i++ // a redirection's file
+		case strings.HasPrefix(a, ">") || strings.HasPrefix(a, "<") || strings.HasPrefix(a, "2>") || strings.HasPrefix(a, "&>"):
+		case strings.ContainsAny(a, "$`"):
+			c.narrow = true // paths pitcrew cannot see: a variable or a command's output
 		case a == "--failed":
 			c.failed = true
 		case a == "--only" || a == "--stale" || a == "--partitions" || a == "--exclude" || strings.HasPrefix(a, "--only=") || strings.HasPrefix(a, "--exclude="):
@@ -48,7 +61,7 @@ func (r Run) command() command {
 			i += boolFlag(a)
 		case valueFlags[a]:
 			i++
-		case strings.HasPrefix(a, "-"), strings.ContainsAny(a, "$`<>|&"):
+		case strings.HasPrefix(a, "-"), strings.ContainsAny(a, "<>|&"):
 		default:
 			file, _, _ := strings.Cut(a, ":") // test/x_test.exs:12 runs one test of the file
 			if strings.Contains(a, ":") {
@@ -73,7 +86,7 @@ func boolFlag(a string) int {
 
 // splitScript cuts a step's script into simple commands.
 func splitScript(s string) []string {
-	return strings.FieldsFunc(strings.NewReplacer("&&", "\n", "||", "\n", ";", "\n").Replace(s), func(r rune) bool { return r == '\n' })
+	return strings.FieldsFunc(strings.NewReplacer("&&", "\n", "||", "\n", ";", "\n", "|", "\n").Replace(s), func(r rune) bool { return r == '\n' })
 }
 
 // mixTest finds "mix test" (or "mix coveralls...", which runs the suite the
@@ -92,6 +105,8 @@ func mixTest(f []string) int {
 // failures of an earlier run that included the file.
 func (c command) ranFile(file string, rerunOfFailure bool) bool {
 	switch {
+	case c.app != "" && !strings.HasPrefix(file, "apps/"+c.app+"/"):
+		return false // another umbrella app's run
 	case !c.known:
 		return true // a log without the command: the whole suite, as a bare mix test
 	case c.failed:
@@ -128,7 +143,7 @@ func (r Report) Passed(ref TestRef) (ok bool, why string) {
 		if !run.completed() {
 			continue
 		}
-		if !run.command().ranFile(ref.Path, false) {
+		if !run.command().ranFile(ref.Path, r.failedBefore(ref, i)) {
 			why = "the passing attempt's test command did not include " + ref.Path
 			continue
 		}
@@ -156,6 +171,16 @@ func (r Report) RetriedFlakes() []Failure {
 		}
 	}
 	return out
+}
+
+// failedBefore reports whether the test failed in a run before run.
+func (r Report) failedBefore(ref TestRef, run int) bool {
+	for i := 0; i < run; i++ {
+		if r.failedIn(ref, i) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r Report) failedIn(ref TestRef, run int) bool {

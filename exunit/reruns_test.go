@@ -32,11 +32,34 @@ func TestWhatACommandRan(t *testing.T) {
 		{"mix test || mix test --failed\n", 1, false, false},
 		{"mix deps.get\nmix test --failed\n", 0, false, false},
 		{"mix compile\n", 0, false, true}, // not a mix test step: unknown, the whole suite
+		{"mix test 2>&1 | tee test.log\n", 0, false, true},
+		{"mix test > out.txt\n", 0, false, true},
+		{"mix test apps/core/test $EXTRA\n", 0, false, false},
+		{"mix test $(cat files)\n", 0, false, false},
+		{"git diff --name-only | xargs mix test\n", 0, false, false},
 	} {
 		r := Run{Step: c.step, StepRun: c.stepRun}
 		if got := r.command().ranFile(file, c.rerun); got != c.want {
 			t.Errorf("%q (run %d, rerun %v): ran the file = %v, want %v", c.step, c.stepRun, c.rerun, got, c.want)
 		}
+	}
+}
+
+func TestAnUmbrellaRunCoversItsOwnAppOnly(t *testing.T) {
+	rep := parseFile(t, "gha_pm_umbrella_fail.txt") // beta fails, then alpha's run passes
+	if got := rep.RetriedFlakes(); len(got) != 0 {
+		t.Fatalf("another app's run is no retry: %+v", got)
+	}
+	beta, _ := ParseTestRef("apps/beta/test/beta_test.exs:9")
+	alpha, _ := ParseTestRef("apps/alpha/test/alpha_test.exs:3")
+	if ok, _ := rep.Passed(beta); ok {
+		t.Error("beta failed in its only run")
+	}
+	if ok, why := rep.Passed(alpha); !ok {
+		t.Errorf("alpha's run passed it: %s", why)
+	}
+	if r := (Run{Step: "mix test || mix test --failed\n", App: "alpha"}); r.command().ranFile("apps/alpha/test/a_test.exs", false) {
+		t.Error("an umbrella's runs cannot be matched to a step's several commands")
 	}
 }
 

@@ -30,6 +30,7 @@ type PassedCheck struct {
 	Name           string
 	HeadSHA        string
 	Origin         CommitOrigin
+	Text           string // its output (summary and text): the passing run's log
 }
 
 // ParsePassedCheck reads a check_run event; ok is false unless it is a
@@ -56,7 +57,8 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 	if origin.Ownership() == NotOurs {
 		return PassedCheck{}, false, nil
 	}
-	return PassedCheck{InstallationID: raw.GetInstallation().GetID(), Repo: repo, ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), Origin: origin}, true, nil
+	return PassedCheck{InstallationID: raw.GetInstallation().GetID(), Repo: repo, ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), Origin: origin,
+		Text: c.GetOutput().GetSummary() + "\n" + c.GetOutput().GetText()}, true, nil
 }
 
 // Handle implements githubapp.EventHandler.
@@ -80,19 +82,17 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 		return err
 	}
 	var failed []CICheck
-	passing := exunit.Report{}
 	for _, c := range checks {
-		switch {
-		case c.Conclusion == "failure":
+		if c.Conclusion == "failure" {
 			failed = append(failed, c)
-		case c.ID == ev.ID:
-			if passing, err = exunit.ParseLog(strings.NewReader(c.Text)); err != nil {
-				return err
-			}
 		}
 	}
 	if len(failed) == 0 {
 		return nil
+	}
+	passing, err := exunit.ParseLog(strings.NewReader(ev.Text))
+	if err != nil {
+		return err
 	}
 	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
 		return err

@@ -39,6 +39,7 @@ func forkCheckEvent(t testing.TB, id int64, sha, name, branch string) []byte {
 		c := ev["check_run"].(map[string]any)
 		c["id"], c["conclusion"], c["head_sha"], c["name"] = id, "success", sha, name
 		c["app"].(map[string]any)["slug"] = "circleci-checks"
+		c["output"] = map[string]any{"title": "Tests passed", "summary": "Tests passed", "text": fixture(t, "pass_seed_2.txt"), "annotations_count": 0, "annotations_url": "https://api.github.com/repos/hexpm/hexpm/check-runs/1/annotations"}
 		c["pull_requests"] = []any{}
 		suite := c["check_suite"].(map[string]any)
 		suite["pull_requests"] = []any{}
@@ -82,8 +83,7 @@ func TestCheckRunOnABranchCountsOnlyIfTheCommitIsOnIt(t *testing.T) {
 		t.Fatalf("%d sessions for a commit on no branch of ours", h.sandbox.SessionCount())
 	}
 	h.gh.AddCheckRun(headSHA, "ci/test", "failure", "Tests failed", fixture(t, "fail_seed_4.txt"))
-	pass := h.gh.AddCheckRun(headSHA, "ci/test", "success", "Tests passed", fixture(t, "pass_seed_2.txt"))
-	h.deliver("check_run", newDeliveryID(), forkCheckEvent(t, pass, headSHA, "ci/test", "feature/login"))
+	h.deliver("check_run", newDeliveryID(), forkCheckEvent(t, 9002, headSHA, "ci/test", "feature/login"))
 	h.eventually("the fix run", func() bool { return h.sandbox.SessionCount() == 1 })
 }
 

@@ -36,6 +36,7 @@ var hostileCorpus = []string{
 	"$$\\INJECTED$$ ~~gone~~ **loud**",
 	"1. INJECTED",
 	"- INJECTED",
+	"www.evil.example https://github.com/hexpm/hexpm/issues/1 GH-12",
 }
 
 // TestHostileTextIsNeutralisedInEveryRenderer puts each hostile string in
@@ -118,7 +119,7 @@ func hostileAlert(t *testing.T, s string) alerts.Alert {
 var (
 	liveMention = regexp.MustCompile(`(^|[^\w\\])[@＠][A-Za-z0-9]`)
 	liveRef     = regexp.MustCompile(`(^|[^\\])(#\d|&#)`)
-	liveLink    = regexp.MustCompile(`(^|[^\\])\]\(`)
+	liveLink    = regexp.MustCompile(`(^|[^\\])\]\(|://|(?i)\bwww\.|\bgh-\d`)
 	rawHTML     = regexp.MustCompile(`(^|[^\\])<[A-Za-z/!]`)
 	injected    = regexp.MustCompile(`(?m)^[ \t]*(?:#+|>|\||\$\$|[-+*]|\d+[.)])[ \t]*(?:\[x\][ \t]*)?INJECTED`)
 )

@@ -34,11 +34,11 @@ func Line(s string, max int) string {
 // Text makes outside text safe as one line of Markdown prose: Line, then
 // every character Markdown or GitHub would act on is escaped: emphasis,
 // links and images, code spans, HTML and entities, tables, math, strikes,
-// a list or heading or quote marker at its start, and @mentions and #N
-// references (which GitHub reads after rendering, so they get a zero-width
-// space instead of a backslash).
+// a list or heading or quote marker at its start, and @mentions, #N and
+// GH-N references and bare autolinks (which GitHub finds after rendering,
+// so they get a zero-width space instead of a backslash).
 func Text(s string, max int) string {
-	s = Line(s, max)
+	s = autolink.ReplaceAllStringFunc(Line(s, max), func(m string) string { return m[:len(m)-1] + zwsp + m[len(m)-1:] })
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	if m := blockStart.FindStringIndex(s); m != nil {
@@ -59,6 +59,10 @@ func Text(s string, max int) string {
 	}
 	return b.String()
 }
+
+// autolink matches what GitHub links in plain text, up to the character
+// before which Text puts a zero-width space: "://", "www.", "GH-1".
+var autolink = regexp.MustCompile(`(?i)(?:://|\bwww\.|\bgh-[0-9])`)
 
 // blockStart matches what would open a list, heading, quote, setext
 // underline or thematic break at the start of a line; Text escapes its last
@@ -101,14 +105,18 @@ func CodeBlock(lines []string) string {
 // and closing keywords that would close issues defused by a zero-width
 // space. GitHub sanitises its HTML itself.
 func Markdown(md string) string {
-	md = visible(md, false)
+	md = atEntity.ReplaceAllString(visible(md, false), "@")
 	md = mention.ReplaceAllString(md, "$1@"+zwsp+"$2")
 	return closing.ReplaceAllString(md, "$1$2$3#"+zwsp+"$4")
 }
 
 var (
-	mention = regexp.MustCompile(`(^|[^\w@/` + "`" + `])@([A-Za-z0-9][A-Za-z0-9-]*)`)
-	closing = regexp.MustCompile(`(?i)\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s+)([\w.-]+/[\w.-]+)?#(\d+)`)
+	// GitHub finds mentions in the rendered text, where `_@x_`, `x`@y and
+	// &#64;x all read as @name: only a letter or digit before @ (an email
+	// address) keeps it from being one.
+	atEntity = regexp.MustCompile(`(?i)&(?:#0*64|#x0*40|commat);`)
+	mention  = regexp.MustCompile(`(^|[^A-Za-z0-9])@([A-Za-z0-9][A-Za-z0-9-]*)`)
+	closing  = regexp.MustCompile(`(?i)\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)(\s*:?\s+)([\w.-]+/[\w.-]+)?#(\d+)`)
 )
 
 // visible drops invalid UTF-8 and every character that is not shown:

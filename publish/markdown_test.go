@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -14,8 +15,9 @@ func TestText(t *testing.T) {
 		{"fixes #12", "fixes #\u200b12"},
 		{"<img src=x onerror=alert(1)>", `\<img src=x onerror=alert(1)\>`},
 		{"&#64;octocat", `\&#` + "\u200b" + `64;octocat`},
-		{"[click](https://evil.example)", `\[click\](https://evil.example)`},
-		{"![x](https://evil.example/x.png)", `\!\[x\](https://evil.example/x.png)`},
+		{"[click](https://evil.example)", `\[click\](https:/` + "\u200b" + `/evil.example)`},
+		{"![x](https://evil.example/x.png)", `\!\[x\](https:/` + "\u200b" + `/evil.example/x.png)`},
+		{"see www.evil.example and GH-12", "see www\u200b.evil.example and GH-\u200b12"},
 		{"`code` **bold** _em_ ~~s~~ $x$ a|b", "\\`code\\` \\*\\*bold\\*\\* \\_em\\_ \\~\\~s\\~\\~ \\$x\\$ a\\|b"},
 		{"two\nlines\r\n\n# heading", "two lines #\u200b heading"},
 		{"- item", `\- item`},
@@ -78,7 +80,8 @@ func TestMarkdown(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"## Slow queries\n\ncc @octocat", "## Slow queries\n\ncc @\u200boctocat"},
 		{"Fixes #3 and closes owner/repo#4", "Fixes #\u200b3 and closes owner/repo#\u200b4"},
-		{"mail me at a@b.example; `@inside` code", "mail me at a@b.example; `@inside` code"},
+		{"mail me at a@b.example; `@inside` code", "mail me at a@b.example; `@\u200binside` code"},
+		{"_@octocat_ `x`@hubot @@team /@ops &#64;eve &#x40;bob &commat;amy", "_@\u200boctocat_ `x`@\u200bhubot @@\u200bteam /@\u200bops @\u200beve @\u200bbob @\u200bamy"},
 		{"hidden\u202e text\u200b", "hidden text"},
 	} {
 		if got := Markdown(c.in); got != c.want {
@@ -110,6 +113,9 @@ func FuzzMarkdownSafety(f *testing.F) {
 			}
 		}
 		text := Text(s, 50)
+		if liveAutolink.MatchString(text) {
+			t.Fatalf("Text(%q) = %q: a live autolink", s, text)
+		}
 		for i := 0; i < len(text); i++ {
 			switch c := text[i]; {
 			case c == '@' || c == '#':
@@ -137,6 +143,8 @@ func FuzzMarkdownSafety(f *testing.F) {
 		}
 	})
 }
+
+var liveAutolink = regexp.MustCompile(`(?i)(?:://|\bwww\.)`)
 
 func backslashesBefore(s string, i int) int {
 	n := 0
