@@ -52,8 +52,12 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 	if err != nil {
 		return PassedCheck{}, false, err
 	}
+	prs := c.PullRequests
+	if suite := c.GetCheckSuite(); suite != nil {
+		prs = append(prs, suite.PullRequests...)
+	}
 	origin := CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: repo.String(), HeadBranch: c.GetCheckSuite().GetHeadBranch(),
-		PullHeadRepoIDs: pullHeadRepoIDs(append(c.PullRequests, c.GetCheckSuite().PullRequests...))}
+		PullHeadRepoIDs: pullHeadRepoIDs(prs)}
 	if origin.Ownership() == NotOurs {
 		return PassedCheck{}, false, nil
 	}

@@ -58,6 +58,9 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 		return RerunPassed{}, false, fmt.Errorf("decoding workflow_run event: %w", err)
 	}
 	run := raw.GetWorkflowRun()
+	if run == nil {
+		return RerunPassed{}, false, nil
+	}
 	origin := CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: raw.GetRepo().GetFullName(), HeadRepo: run.GetHeadRepository().GetFullName(),
 		HeadBranch: run.GetHeadBranch(), PullHeadRepoIDs: pullHeadRepoIDs(run.PullRequests)}
 	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 1 || origin.Ownership() == NotOurs ||

@@ -142,7 +142,7 @@ func FuzzParseRerunPassed(f *testing.F) {
 	f.Add(rerunPassedEvent(f, 7, headSHA))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParseRerunPassed(payload)
-		if ok && (ev.Attempt < 2 || ev.RunID <= 0 || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0) {
+		if ok && (ev.Attempt < 1 || ev.RunID <= 0 || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0) {
 			t.Fatalf("accepted %+v", ev)
 		}
 	})
@@ -208,5 +208,24 @@ func TestTrackingIssuesAttachToTheSameRun(t *testing.T) {
 	h.eventually("the issue updated", func() bool { return strings.Contains(h.gh.Issues()[number]["body"].(string), "Seen flaking: 2 times") })
 	if len(h.gh.Issues()) != 1 || h.sandbox.SessionCount() != 1 {
 		t.Fatalf("%d issues, %d sessions", len(h.gh.Issues()), h.sandbox.SessionCount())
+	}
+}
+
+func FuzzParsePassedCheck(f *testing.F) {
+	f.Add(passedCheckEvent(f, 9001, headSHA, "ci/test"))
+	f.Add([]byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + headSHA + `","app":{"slug":"circleci-checks"}}}`))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		ev, ok, _ := ParsePassedCheck(payload, "pitcrew")
+		if ok && (ev.ID <= 0 && ev.Name == "" || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0 || ev.Name == CheckRunName) {
+			t.Fatalf("accepted %+v", ev)
+		}
+	})
+}
+
+// A check run event without its suite is read, not a panic.
+func TestAPassedCheckWithoutItsSuite(t *testing.T) {
+	payload := []byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + headSHA + `","app":{"slug":"circleci-checks"}}}`)
+	if _, _, err := ParsePassedCheck(payload, "pitcrew"); err != nil {
+		t.Fatal(err)
 	}
 }
