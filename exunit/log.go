@@ -109,12 +109,19 @@ func (r Report) CompileErrorOnly() bool {
 // ten): a database or service that was down, not a flaky test.
 func (r Report) MostlyFailed() bool {
 	for _, run := range r.Runs {
-		total := run.Doctests + run.Properties + run.Tests - run.Excluded - run.Skipped
-		if run.Summary && run.Failures+run.Invalid >= 10 && 2*(run.Failures+run.Invalid) > total {
+		if run.Summary && run.mostlyFailed() {
 			return true
 		}
 	}
 	return false
+}
+
+// ran is how many tests the run counted as run.
+func (r Run) ran() int { return r.Doctests + r.Properties + r.Tests - r.Excluded - r.Skipped }
+
+func (r Run) mostlyFailed() bool {
+	failed := r.Failures + r.Invalid
+	return failed >= 10 && 2*failed > r.ran()
 }
 
 // ParseLog reads an ExUnit log line by line: the raw output of `mix test`,

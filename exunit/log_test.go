@@ -2,8 +2,6 @@ package exunit
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -65,15 +63,7 @@ func TestParseLog(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata/logs", c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			rep, err := ParseLog(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := parseFile(t, c.file)
 			for i := range rep.Runs { // step and app: reruns_test.go's
 				rep.Runs[i].Step, rep.Runs[i].StepRun, rep.Runs[i].App = "", 0, ""
 			}

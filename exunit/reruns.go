@@ -58,7 +58,7 @@ func (r Run) command() command {
 			c.failed = true
 		case a == "--only" || a == "--stale" || a == "--partitions" || a == "--exclude" || strings.HasPrefix(a, "--only=") || strings.HasPrefix(a, "--exclude="):
 			c.narrow = true
-			i += boolFlag(a)
+			i += valuesOf(a)
 		case valueFlags[a]:
 			i++
 		case strings.HasPrefix(a, "-"), strings.ContainsAny(a, "<>|&"):
@@ -77,7 +77,8 @@ func (r Run) command() command {
 var valueFlags = map[string]bool{"--seed": true, "--max-cases": true, "--max-failures": true, "--include": true,
 	"--formatter": true, "--slowest": true, "--timeout": true, "--repeat-until-failure": true}
 
-func boolFlag(a string) int {
+// valuesOf is how many words after a narrowing flag are its value.
+func valuesOf(a string) int {
 	if a == "--stale" || strings.Contains(a, "=") {
 		return 0
 	}
@@ -130,8 +131,7 @@ func (c command) ranFile(file string, rerunOfFailure bool) bool {
 // completed reports whether a run is one whose result can clear a test:
 // it compiled, printed its counts, and did not fail in most of its tests.
 func (r Run) completed() bool {
-	total := r.Doctests + r.Properties + r.Tests - r.Excluded - r.Skipped
-	return r.Summary && !r.CompileError && total > 0 && !(r.Failures+r.Invalid >= 10 && 2*(r.Failures+r.Invalid) > total)
+	return r.Summary && !r.CompileError && r.ran() > 0 && !r.mostlyFailed()
 }
 
 // Passed reports whether the log shows the test run and passing: a run

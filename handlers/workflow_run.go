@@ -96,9 +96,10 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	if !proceed {
 		return err
 	}
+	read := &jobLogs{gh: gh, repo: ev.Repo, reports: map[int64]exunit.Report{}}
 	var logs []ciLog
 	if cfg.Flaky.InJobRetries {
-		if logs, err = h.inJobRetryLogs(ctx, gh, ev); err != nil {
+		if logs, err = inJobRetryLogs(ctx, gh, read, ev); err != nil {
 			return err
 		}
 	}
@@ -110,7 +111,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		return err
 	}
 	if ev.Attempt >= 2 {
-		earlier, err := h.rerunLogs(ctx, gh, ev)
+		earlier, err := rerunLogs(ctx, gh, read, ev)
 		if err != nil {
 			return err
 		}
@@ -124,12 +125,11 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 // A failure is a candidate only when the passing attempt's job of the
 // same name ran the test and passed it; the others are set aside with
 // the reason.
-func (h *WorkflowRun) rerunLogs(ctx context.Context, gh GitHub, ev RerunPassed) ([]ciLog, error) {
+func rerunLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
 	passingJobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, ev.Attempt)
 	if err != nil {
 		return nil, err
 	}
-	passing := map[string]*exunit.Report{} // by job name, read when first needed
 	var logs []ciLog
 	for attempt := ev.Attempt - 1; attempt >= 1 && attempt >= ev.Attempt-maxEarlierAttempts; attempt-- {
 		jobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, attempt)
@@ -140,17 +140,19 @@ func (h *WorkflowRun) rerunLogs(ctx context.Context, gh GitHub, ev RerunPassed) 
 			if job.Conclusion != "failure" {
 				continue
 			}
-			rep, err := h.readJobLog(ctx, gh, ev.Repo, job.ID)
+			rep, err := read.report(ctx, job.ID)
 			if err != nil {
 				return nil, err
 			}
 			l := ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep}
 			if len(rep.Flaky()) > 0 {
-				pass, err := h.passingReport(ctx, gh, ev.Repo, passing, passingJobs, job.Name)
-				if err != nil {
-					return nil, err
+				var pass exunit.Report // empty when the passing attempt has no such successful job
+				if i := slices.IndexFunc(passingJobs, func(j Job) bool { return j.Name == job.Name && j.Conclusion == "success" }); i >= 0 {
+					if pass, err = read.report(ctx, passingJobs[i].ID); err != nil {
+						return nil, err
+					}
 				}
-				l.Flakes, l.NotFlaky = passedOnRetry(rep, *pass)
+				l.Flakes, l.NotFlaky = passedOnRetry(rep, pass)
 			}
 			logs = append(logs, l)
 		}
@@ -158,32 +160,11 @@ func (h *WorkflowRun) rerunLogs(ctx context.Context, gh GitHub, ev RerunPassed) 
 	return logs, nil
 }
 
-// passingReport reads, once, the log of the passing attempt's job named
-// name; an empty report when that attempt has no such successful job.
-func (h *WorkflowRun) passingReport(ctx context.Context, gh GitHub, repo Repo, cache map[string]*exunit.Report, jobs []Job, name string) (*exunit.Report, error) {
-	if rep, ok := cache[name]; ok {
-		return rep, nil
-	}
-	rep := &exunit.Report{}
-	for _, j := range jobs {
-		if j.Name == name && j.Conclusion == "success" {
-			r, err := h.readJobLog(ctx, gh, repo, j.ID)
-			if err != nil {
-				return nil, err
-			}
-			rep = &r
-			break
-		}
-	}
-	cache[name] = rep
-	return rep, nil
-}
-
 // inJobRetryLogs finds the jobs of the passing attempt that passed after
 // their tests failed: a successful check run carrying an ExUnit failure
 // annotation (setup-beam's problem matcher makes one per failure). Only
 // their logs are read; a suite without such a check run costs one call.
-func (h *WorkflowRun) inJobRetryLogs(ctx context.Context, gh GitHub, ev RerunPassed) ([]ciLog, error) {
+func inJobRetryLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
 	if ev.CheckSuiteID <= 0 {
 		return nil, nil
 	}
@@ -205,7 +186,7 @@ func (h *WorkflowRun) inJobRetryLogs(ctx context.Context, gh GitHub, ev RerunPas
 		if !slices.ContainsFunc(annotations, isExUnitFailure) {
 			continue
 		}
-		rep, err := h.readJobLog(ctx, gh, ev.Repo, c.ID)
+		rep, err := read.report(ctx, c.ID) // a workflow job's check run has the job's id
 		if err != nil {
 			return nil, err
 		}
@@ -223,13 +204,28 @@ func isExUnitFailure(a Annotation) bool {
 	return a.Level == "failure" && err == nil
 }
 
-func (h *WorkflowRun) readJobLog(ctx context.Context, gh GitHub, repo Repo, jobID int64) (exunit.Report, error) {
-	body, err := gh.JobLog(ctx, repo, jobID)
+// jobLogs reads each job's log at most once per delivery: a passing job
+// can be both a re-run's passing attempt and an in-job retry.
+type jobLogs struct {
+	gh      GitHub
+	repo    Repo
+	reports map[int64]exunit.Report
+}
+
+func (l *jobLogs) report(ctx context.Context, jobID int64) (exunit.Report, error) {
+	if rep, ok := l.reports[jobID]; ok {
+		return rep, nil
+	}
+	body, err := l.gh.JobLog(ctx, l.repo, jobID)
 	if err != nil {
 		return exunit.Report{}, err
 	}
 	defer body.Close()
-	return exunit.ParseLog(io.LimitReader(body, maxLogBytes))
+	rep, err := exunit.ParseLog(io.LimitReader(body, maxLogBytes))
+	if err == nil {
+		l.reports[jobID] = rep
+	}
+	return rep, err
 }
 
 func validSHA(s string) bool {
