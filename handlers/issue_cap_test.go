@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+
 	"github.com/pitcrew/pitcrew/runs"
 )
 

@@ -59,19 +59,19 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 		alert := hostileAlert(t, h)
 
 		rendered := map[string]string{
-			"status comment": RenderStatus(runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}, Rejected: rejectedLines(rejected)},
-				map[string]runs.Run{"r1": done}, now),
-			"status comment, failed run": RenderStatus(runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, map[string]runs.Run{"r1": failed}, now),
+			"status comment": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}, Rejected: rejectedLines(rejected)},
+				Runs: map[string]runs.Run{"r1": done}, Now: now}),
+			"status comment, failed run": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": failed}, Now: now}),
 			"check run summary": func() string {
-				_, s := RenderCheckRun(runs.Status{About: ciWhat("workflow", h), Entries: []runs.Entry{flaky}}, map[string]runs.Run{"r1": done}, now)
+				_, s := publish.RenderCheckRun(runs.View{Status: runs.Status{About: ciWhat("workflow", h), Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": done}, Now: now})
 				return s
 			}(),
 			"flaky tracking issue": trackingBody(flaky, strings.Repeat("b", 40)),
-			"slow-query report": RenderReport(runs.Status{Notice: notice, Entries: []runs.Entry{migration}}, map[string]runs.Run{"m1": migrationRun},
-				map[string]string{"m1": "## Slow queries\n\nmaterialized views were refreshed: " + h + "\n\n" + h}, now),
-			"alert comment": RenderAlert(runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, map[string]runs.Run{"r1": done}),
-			"alert comment, outside the code": RenderAlert(runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}},
-				map[string]runs.Run{"r1": {ID: "r1", State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeOutsideCode, Cause: result.Cause, Dependency: result.Dependency}}}),
+			"slow-query report": publish.RenderReport(runs.View{Status: runs.Status{Notice: notice, Entries: []runs.Entry{migration}}, Runs: map[string]runs.Run{"m1": migrationRun},
+				Reports: map[string]string{"m1": "## Slow queries\n\nmaterialized views were refreshed: " + h + "\n\n" + h}, Now: now}),
+			"alert comment": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": done}}),
+			"alert comment, outside the code": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}},
+				Runs: map[string]runs.Run{"r1": {ID: "r1", State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeOutsideCode, Cause: result.Cause, Dependency: result.Dependency}}}}),
 			"alert issue body":         alertIssueBody(alert, incidentMarker("alert:hexpm/hexpm:"+alert.IncidentKey())),
 			"alert renotified comment": renotifiedComment(alert),
 			"alert recovered comment":  recoveredComment(alert),
@@ -127,7 +127,7 @@ var (
 // unsafeMarkdown says what in md GitHub would act on, outside code; ""
 // when nothing. pitcrew's own marker comments and links are allowed.
 func unsafeMarkdown(md string) string {
-	md = strings.ReplaceAll(md, StatusMarker, "")
+	md = strings.ReplaceAll(md, publish.StatusMarker, "")
 	md = regexp.MustCompile(`<!-- pitcrew:[^ ]+ -->`).ReplaceAllString(md, "")
 	md = regexp.MustCompile(`\[run\]\(https://sandbox\.example/s/\d\)`).ReplaceAllString(md, "")
 	for _, r := range md {

@@ -66,7 +66,7 @@ func usableMigrationNames(files []string) (usable []string, notice string) {
 	}
 	if len(skipped) > 0 {
 		notice = fmt.Sprintf("%d migration %s skipped: pitcrew names in a prompt only paths of letters, digits and `_ . / -`: %s.",
-			len(skipped), plural(len(skipped), "file was", "files were"), strings.Join(skipped, ", "))
+			len(skipped), publish.Plural(len(skipped), "file was", "files were"), strings.Join(skipped, ", "))
 	}
 	return usable, notice
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/publish"
+
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 
@@ -73,7 +75,7 @@ func TestMergedMigrationReportOnThePullRequest(t *testing.T) {
 		t.Error("a removed migration is in the prompt")
 	}
 
-	h.sandbox.AddArtifact("ses_1", ReportName, report)
+	h.sandbox.AddArtifact("ses_1", publish.ReportName, report)
 	h.finish("ses_1", sandbox.StatusCompleted, "Report written.")
 	h.eventually("the report", h.commentContains(12, "Package list sorted by downloads"))
 	c := h.statusComment(12).Body
@@ -141,11 +143,11 @@ func TestLongReportIsCutAtASection(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		fmt.Fprintf(&long, "## Query %d\n\n%s\n\n", i, strings.Repeat("EXPLAIN line with buffers\n", 20))
 	}
-	h.sandbox.AddArtifact("ses_1", ReportName, long.String())
+	h.sandbox.AddArtifact("ses_1", publish.ReportName, long.String())
 	h.finish("ses_1", sandbox.StatusCompleted, "done")
 	h.eventually("the cut report", h.commentContains(14, "the remaining sections are in [the run]("))
 	c := h.statusComment(14).Body
-	if len(c) > maxCommentLen || !strings.Contains(c, "## Query 0\n") {
+	if len(c) > publish.MaxCommentLen || !strings.Contains(c, "## Query 0\n") {
 		t.Fatalf("comment of %d bytes", len(c))
 	}
 	before := c[:strings.Index(c, "\n\n---\n*The report is longer")]

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitcrew/pitcrew/publish"
+
 	"github.com/pitcrew/pitcrew/runs"
 
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -127,7 +129,7 @@ func TestCommentCreatedButNotRecordedIsFoundNotDuplicated(t *testing.T) {
 		t.Fatal(err)
 	}
 	gh, _ := NewClients(h.opts.ClientCreator).Installation(testInstallation)
-	if _, err := gh.CreateComment(t.Context(), Repo{"hexpm", "hexpm"}, 29, StatusMarker+"\nqueued"); err != nil {
+	if _, err := gh.CreateComment(t.Context(), Repo{"hexpm", "hexpm"}, 29, publish.StatusMarker+"\nqueued"); err != nil {
 		t.Fatal(err)
 	}
 	h.startOne(29)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -47,10 +48,10 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 	}
 	switch runs.Kind(st.Job) {
 	case runs.KindAlert:
-		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, RenderAlert(st, byID))
+		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, publish.RenderAlert(runs.View{Status: st, Runs: byID}))
 	case runs.KindMigration:
 	default:
-		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, RenderStatus(st, byID, b.now()))
+		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, publish.RenderStatus(runs.View{Status: st, Runs: byID, Now: b.now()}))
 	}
 	reports := map[string]string{}
 	for id, r := range byID {
@@ -60,7 +61,7 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 			}
 		}
 	}
-	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, RenderReport(st, byID, reports, b.now()))
+	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, publish.RenderReport(runs.View{Status: st, Runs: byID, Reports: reports, Now: b.now()}))
 }
 
 // comments is how a subject's status comment is created, edited and found
@@ -81,7 +82,7 @@ func commentsOn(gh GitHub, repo Repo, s runs.Subject) comments {
 				return gh.EditCommitComment(ctx, repo, id, body)
 			},
 			find: func(ctx context.Context) (int64, error) {
-				return gh.FindCommitComment(ctx, repo, s.Commit, StatusMarker)
+				return gh.FindCommitComment(ctx, repo, s.Commit, publish.StatusMarker)
 			},
 		}
 	}
@@ -90,7 +91,9 @@ func commentsOn(gh GitHub, repo Repo, s runs.Subject) comments {
 			return gh.CreateComment(ctx, repo, s.Issue, body)
 		},
 		edit: func(ctx context.Context, id int64, body string) error { return gh.EditComment(ctx, repo, id, body) },
-		find: func(ctx context.Context) (int64, error) { return gh.FindComment(ctx, repo, s.Issue, StatusMarker) },
+		find: func(ctx context.Context) (int64, error) {
+			return gh.FindComment(ctx, repo, s.Issue, publish.StatusMarker)
+		},
 	}
 }
 
@@ -159,7 +162,7 @@ const CheckRunName = "pitcrew / flaky tests"
 // writeCheckRun creates the subject's check run the first time and
 // replaces its output after that, guarding the create as writeComment does.
 func (b *Base) writeCheckRun(ctx context.Context, gh GitHub, repo Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run) error {
-	title, summary := RenderCheckRun(st, byID, b.now())
+	title, summary := publish.RenderCheckRun(runs.View{Status: st, Runs: byID, Now: b.now()})
 	out := CheckOutput{Name: CheckRunName, ExternalID: s.Source, Title: title, Summary: summary}
 	if st.CheckRunID == 0 && st.Creating {
 		id, err := gh.FindCheckRun(ctx, repo, s.Commit, CheckRunName, s.Source)

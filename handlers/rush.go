@@ -224,7 +224,7 @@ func failureReason(result string) string {
 // stored is false when the session produced none.
 func (h *SessionRefresher) storeReport(ctx context.Context, runID string, ses sandbox.Session) (stored bool, err error) {
 	for _, a := range ses.Artifacts {
-		if a.Name != ReportName {
+		if a.Name != publish.ReportName {
 			continue
 		}
 		report, err := h.Sandbox.Download(ctx, a.URL)

@@ -49,7 +49,7 @@ func trackingBody(e runs.Entry, commit string) string {
 	if e.Name != "" {
 		b += fmt.Sprintf("\n- Name: %s (%s)", publish.Text(e.Name, 200), publish.Code(e.Module, 200))
 	}
-	b += fmt.Sprintf("\n- Seen flaking: %d %s, most recently on %s", e.Sightings, plural(int(e.Sightings), "time", "times"), commit)
+	b += fmt.Sprintf("\n- Seen flaking: %d %s, most recently on %s", e.Sightings, publish.Plural(int(e.Sightings), "time", "times"), commit)
 	if e.Seed != nil {
 		b += fmt.Sprintf(" with seed `%d`", *e.Seed)
 	}

@@ -1,4 +1,4 @@
-package handlers
+package publish
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/prompts"
-	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -17,7 +16,8 @@ const StatusMarker = "<!-- pitcrew:status -->"
 // knows: one line per named test with its run's state and links, the
 // mentions that were not usable, and a notice when nothing started. It is
 // pure, so every wording is tested without HTTP.
-func RenderStatus(st runs.Status, byID map[string]runs.Run, now time.Time) string {
+func RenderStatus(v runs.View) string {
+	st, byID, now := v.Status, v.Runs, v.Now
 	var b strings.Builder
 	b.WriteString(StatusMarker + "\n**pitcrew** · flaky test fix\n\n")
 	if st.Notice != "" {
@@ -41,14 +41,14 @@ func RenderStatus(st runs.Status, byID map[string]runs.Run, now time.Time) strin
 			b.WriteString("- " + r + "\n")
 		}
 	}
-	return clipMarkdown(b.String(), maxCommentLen)
+	return Clip(b.String(), MaxCommentLen)
 }
 
-// maxCommentLen is GitHub's limit on a comment body.
-const maxCommentLen = 65536
+// MaxCommentLen is GitHub's limit on a comment body.
+const MaxCommentLen = 65536
 
-// clipMarkdown cuts s to at most max bytes at a line boundary.
-func clipMarkdown(s string, max int) string {
+// Clip cuts s to at most max bytes at a line boundary.
+func Clip(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
@@ -110,7 +110,7 @@ func describeResult(r runs.Run, link string) string {
 		fmt.Fprintf(&b, "⚠️ the agent reproduced the failure but opened no fix%s.", link)
 	}
 	if res.Cause != "" {
-		b.WriteString("\n  - Cause: " + publish.Text(res.Cause, prompts.MaxCauseLen))
+		b.WriteString("\n  - Cause: " + Text(res.Cause, prompts.MaxCauseLen))
 	}
 	if res.Seed != nil {
 		fmt.Fprintf(&b, "\n  - Failing seed: `%d`", *res.Seed)

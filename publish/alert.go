@@ -1,17 +1,17 @@
-package handlers
+package publish
 
 import (
 	"fmt"
 
 	"github.com/pitcrew/pitcrew/prompts"
-	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
 // RenderAlert writes the status comment on an alert's tracking issue: the
 // run's link while it works, then the agent's answer: the pull request, or
 // what the logs show and what to check when the cause is outside the code.
-func RenderAlert(st runs.Status, byID map[string]runs.Run) string {
+func RenderAlert(v runs.View) string {
+	st, byID := v.Status, v.Runs
 	b, _, r, link, ok := singleRunComment("alert fix", "Nothing was started", st, byID)
 	if !ok {
 		return b.String()
@@ -27,19 +27,19 @@ func RenderAlert(st runs.Status, byID map[string]runs.Run) string {
 	case res == nil:
 		fmt.Fprintf(b, "⚠️ The run ended but %s%s.\n", orDefault(r.Error, "its answer did not say what it found"), link)
 	case res.Outcome == prompts.OutcomeOutsideCode:
-		fmt.Fprintf(b, "🔎 The cause is outside this code%s: %s\n", link, orDefault(publish.Text(res.Cause, prompts.MaxCauseLen), "the agent gave no detail."))
+		fmt.Fprintf(b, "🔎 The cause is outside this code%s: %s\n", link, orDefault(Text(res.Cause, prompts.MaxCauseLen), "the agent gave no detail."))
 		if res.Dependency != "" {
-			fmt.Fprintf(b, "\nCheck: %s\n", publish.Text(res.Dependency, 200))
+			fmt.Fprintf(b, "\nCheck: %s\n", Text(res.Dependency, 200))
 		}
 	case res.PRURL != "":
 		fmt.Fprintf(b, "✅ Fixed in %s%s, with a regression test.\n", res.PRURL, link)
 		if res.Cause != "" {
-			b.WriteString("\nCause: " + publish.Text(res.Cause, prompts.MaxCauseLen) + "\n")
+			b.WriteString("\nCause: " + Text(res.Cause, prompts.MaxCauseLen) + "\n")
 		}
 	default:
 		fmt.Fprintf(b, "⚠️ The agent found no fix%s.", link)
 		if res.Cause != "" {
-			b.WriteString(" " + publish.Text(res.Cause, prompts.MaxCauseLen))
+			b.WriteString(" " + Text(res.Cause, prompts.MaxCauseLen))
 		}
 		b.WriteString("\n")
 	}

@@ -1,4 +1,4 @@
-package handlers
+package publish
 
 import (
 	"strings"
@@ -38,7 +38,7 @@ func TestRenderStatus(t *testing.T) {
 	}
 	for _, c := range cases {
 		c.entry.Test = "test/a_test.exs:1"
-		body := RenderStatus(runs.Status{Label: "flaky-test", Entries: []runs.Entry{c.entry}}, runsByID, now)
+		body := RenderStatus(runs.View{Status: runs.Status{Label: "flaky-test", Entries: []runs.Entry{c.entry}}, Runs: runsByID, Now: now})
 		if !strings.HasPrefix(body, StatusMarker) || !strings.Contains(body, "- `test/a_test.exs:1`: ") {
 			t.Errorf("%s: no marker or test line:\n%s", c.entry.RunID, body)
 		}
@@ -48,7 +48,7 @@ func TestRenderStatus(t *testing.T) {
 			}
 		}
 	}
-	body := RenderStatus(runs.Status{Notice: "Nothing was started: x.", Rejected: []string{"`test/x_test.exs`: has no line number"}}, nil, now)
+	body := RenderStatus(runs.View{Status: runs.Status{Notice: "Nothing was started: x.", Rejected: []string{"`test/x_test.exs`: has no line number"}}, Runs: nil, Now: now})
 	if !strings.Contains(body, "Nothing was started: x.") || !strings.Contains(body, "Not used") || !strings.Contains(body, "has no line number") {
 		t.Errorf("notice:\n%s", body)
 	}

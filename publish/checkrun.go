@@ -1,11 +1,9 @@
-package handlers
+package publish
 
 import (
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -16,7 +14,8 @@ const maxCheckSummary = 65535
 // that reports a CI run's flaky tests: per test, its name and module, the
 // failed attempt's seed and first failure lines, how often it has flaked,
 // and its fix run.
-func RenderCheckRun(st runs.Status, byID map[string]runs.Run, now time.Time) (title, summary string) {
+func RenderCheckRun(v runs.View) (title, summary string) {
+	st, byID, now := v.Status, v.Runs, v.Now
 	var b strings.Builder
 	if len(st.Entries) == 0 {
 		title = "No flaky test found"
@@ -30,19 +29,19 @@ func RenderCheckRun(st runs.Status, byID map[string]runs.Run, now time.Time) (ti
 			started++
 		}
 	}
-	title = fmt.Sprintf("%d flaky %s, %d new fix %s", len(st.Entries), plural(len(st.Entries), "test", "tests"), started, plural(started, "run", "runs"))
+	title = fmt.Sprintf("%d flaky %s, %d new fix %s", len(st.Entries), Plural(len(st.Entries), "test", "tests"), started, Plural(started, "run", "runs"))
 	fmt.Fprintf(&b, "These tests failed in an earlier attempt of %s on this commit and passed on re-run. pitcrew sends an agent to fix each one; this check never blocks a merge.\n", st.About)
 	for _, e := range st.Entries {
 		fmt.Fprintf(&b, "\n### `%s`\n", e.Test)
 		if e.Name != "" {
-			fmt.Fprintf(&b, "%s (%s)", publish.Text(e.Name, 200), publish.Code(e.Module, 200))
+			fmt.Fprintf(&b, "%s (%s)", Text(e.Name, 200), Code(e.Module, 200))
 		}
 		if e.Seed != nil {
 			fmt.Fprintf(&b, " · seed `%d`", *e.Seed)
 		}
-		fmt.Fprintf(&b, " · seen flaking %d %s\n", e.Sightings, plural(int(e.Sightings), "time", "times"))
+		fmt.Fprintf(&b, " · seen flaking %d %s\n", e.Sightings, Plural(int(e.Sightings), "time", "times"))
 		if len(e.Excerpt) > 0 {
-			b.WriteString("\n" + publish.CodeBlock(e.Excerpt))
+			b.WriteString("\n" + CodeBlock(e.Excerpt))
 		}
 		b.WriteString("\nFix: ")
 		if r, ok := byID[e.RunID]; ok {
@@ -54,7 +53,7 @@ func RenderCheckRun(st runs.Status, byID map[string]runs.Run, now time.Time) (ti
 		}
 	}
 	writeSetAside(&b, st.Rejected)
-	return title, clipMarkdown(b.String(), maxCheckSummary)
+	return title, Clip(b.String(), maxCheckSummary)
 }
 
 // writeSetAside lists the failures that were not taken for flaky tests,
@@ -69,7 +68,8 @@ func writeSetAside(b *strings.Builder, notes []string) {
 	}
 }
 
-func plural(n int, one, many string) string {
+// Plural picks the singular or plural form of a word for n.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}

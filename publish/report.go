@@ -1,12 +1,10 @@
-package handlers
+package publish
 
 import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
-	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -16,7 +14,8 @@ const ReportName = "slow-queries.md"
 // RenderReport writes the status comment of a merge's profiling run: that
 // it started, or the agent's report under a header (run link, migration
 // files, when materialized views were refreshed), or why there is none.
-func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]string, now time.Time) string {
+func RenderReport(v runs.View) string {
+	st, byID, reports := v.Status, v.Runs, v.Reports
 	b, e, r, link, ok := singleRunComment("slow-query report", "Not profiled", st, byID)
 	if !ok {
 		return b.String()
@@ -41,8 +40,8 @@ func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]s
 			b.WriteString(" · materialized views: " + line)
 		}
 		b.WriteString("\n\n---\n\n")
-		budget := maxCommentLen - b.Len() - 300
-		b.WriteString(cutAtSection(publish.Markdown(report), budget, r.SessionURL))
+		budget := MaxCommentLen - b.Len() - 300
+		b.WriteString(cutAtSection(Markdown(report), budget, r.SessionURL))
 	}
 	return b.String()
 }
@@ -50,7 +49,7 @@ func RenderReport(st runs.Status, byID map[string]runs.Run, reports map[string]s
 func codeList(files []string) string {
 	quoted := make([]string, len(files))
 	for i, f := range files {
-		quoted[i] = publish.Code(f, 200)
+		quoted[i] = Code(f, 200)
 	}
 	return strings.Join(quoted, ", ")
 }
@@ -61,7 +60,7 @@ var refreshed = regexp.MustCompile(`(?i)(materiali[sz]ed views?.*refresh|refresh
 func refreshLine(report string) string {
 	for _, l := range strings.Split(report, "\n") {
 		if refreshed.MatchString(l) {
-			return publish.Text(strings.TrimLeft(l, "-*# "), 200)
+			return Text(strings.TrimLeft(l, "-*# "), 200)
 		}
 	}
 	return ""
