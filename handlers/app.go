@@ -32,11 +32,9 @@ type Options struct {
 
 	Concurrency  int           // worker goroutines, default 10
 	PollInterval time.Duration // how often an idle worker looks for tasks, default 200 ms
-	// DatadogToken is the X-Pitcrew-Token Datadog must send; empty refuses
-	// every Datadog request. DatadogServiceRepos maps service tags to
-	// repositories (owner/name).
-	DatadogToken        string
-	DatadogServiceRepos map[string]string
+	// SourceEnv holds the variables outside sources read (SourceEnvKeys),
+	// by name: their secrets and their maps of names to repositories.
+	SourceEnv map[string]string
 	// EmbeddedRedis says Redis is the in-process one (shown on the status
 	// page); StatusToken protects the status page.
 	EmbeddedRedis bool
@@ -102,7 +100,6 @@ func NewApp(o Options) (*App, error) {
 	})
 	mux.Handle(TaskGitHubDelivery, worker)
 	mux.Handle(TaskSessionRefresh, &SessionRefresher{base})
-	mux.Handle(TaskDatadogAlert, &AlertReceived{Base: base, ServiceRepos: o.DatadogServiceRepos})
 	mux.Handle(TaskReconcileRuns, &Reconciler{Base: base, StaleAfter: o.StaleAfter})
 	mux.Handle(TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: metrics, LookBack: o.SweepLookBack})
 
@@ -116,7 +113,14 @@ func NewApp(o Options) (*App, error) {
 
 	routes := http.NewServeMux()
 	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(intake, MaxGitHubBody), o.Logger))
-	routes.Handle("POST /api/datadog/hook", &DatadogHook{Token: o.DatadogToken, Queue: queue, Metrics: metrics, Logger: o.Logger})
+	for _, s := range sources() {
+		set, err := s.settings(o.SourceEnv)
+		if err != nil {
+			return nil, err
+		}
+		routes.Handle("POST /api/"+s.Name+"/hook", &sourceHook{source: s, secret: set.Secret, queue: queue, metrics: metrics, log: o.Logger, unverified: unverified})
+		mux.Handle(s.TaskType(), &sourceTask{Base: base, source: s, settings: set})
+	}
 	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger, Unverified: unverified})
 	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
 		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient})
@@ -212,6 +216,26 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 		return (2 * time.Second) << n
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
+// SourceEnvKeys are the variables of every outside source, for the
+// wiring to read into Options.SourceEnv.
+func SourceEnvKeys() []string {
+	var keys []string
+	for _, s := range sources() {
+		keys = append(keys, s.EnvKeys()...)
+	}
+	return keys
+}
+
+// SourceSecretEnvKeys are the variables holding the sources' secrets;
+// the wiring warns about each one unset.
+func SourceSecretEnvKeys() map[string]string {
+	out := map[string]string{}
+	for _, s := range sources() {
+		out[s.SecretEnv] = "/api/" + s.Name + "/hook"
+	}
+	return out
 }
 
 // eventHandlers are the handlers of GitHub events, one per file.

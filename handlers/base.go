@@ -15,6 +15,7 @@ import (
 	"github.com/palantir/go-githubapp/appconfig"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -65,24 +66,24 @@ func configCacheName(repo Repo) string { return "config:" + strings.ToLower(repo
 
 // loadRepoConfig reads and strictly parses a repository's configuration,
 // through a cache shared by the replicas (the file costs one to three API
-// calls to find). A file that exists but cannot be used is a *ConfigError.
-func (b *Base) loadRepoConfig(ctx context.Context, gh GitHub, repo Repo) (RepoConfig, error) {
+// calls to find). A file that exists but cannot be used is a *repoconfig.Error.
+func (b *Base) loadRepoConfig(ctx context.Context, gh GitHub, repo Repo) (repoconfig.Config, error) {
 	var raw appconfig.Config
 	cached, hit, err := b.Ledger.Cached(ctx, configCacheName(repo))
 	if err != nil {
-		return RepoConfig{}, err
+		return repoconfig.Config{}, err
 	}
 	if !hit || json.Unmarshal(cached, &raw) != nil {
 		if raw, err = gh.LoadConfig(ctx, repo); err != nil {
-			return RepoConfig{}, fmt.Errorf("loading %s of %s: %w", ConfigPath, repo, err)
+			return repoconfig.Config{}, fmt.Errorf("loading %s of %s: %w", repoconfig.Path, repo, err)
 		}
 		if enc, err := json.Marshal(raw); err == nil {
 			_ = b.Ledger.Cache(ctx, configCacheName(repo), enc, configTTL)
 		}
 	}
-	cfg, err := ParseRepoConfig(raw.Content)
+	cfg, err := configSchema.Parse(raw.Content)
 	if err != nil {
-		return RepoConfig{}, &ConfigError{Source: raw.Source, Path: raw.Path, Err: err}
+		return repoconfig.Config{}, &repoconfig.Error{Source: raw.Source, Path: raw.Path, Err: err}
 	}
 	return cfg, nil
 }
@@ -103,7 +104,7 @@ func logFor(ctx context.Context) *zerolog.Logger { return zerolog.Ctx(ctx) }
 
 // reserveIssue takes one of the repository's issues for today
 // (daily_issue_limit). The first refusal of the day is reported here, once.
-func (b *Base) reserveIssue(ctx context.Context, repo Repo, cfg RepoConfig) (bool, error) {
+func (b *Base) reserveIssue(ctx context.Context, repo Repo, cfg repoconfig.Config) (bool, error) {
 	res, err := b.Ledger.ReserveIssue(ctx, repo.String(), cfg.DailyIssueLimit)
 	if err != nil {
 		return false, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -51,9 +52,9 @@ func passedOnRetry(failed, passing exunit.Report) (flakes []exunit.Failure, notF
 // jobConfig loads the repository configuration for a signal that has no
 // issue to report a broken file on: it is logged and the signal dropped.
 // proceed is false as well when enabled says the job is off.
-func (b *Base) jobConfig(ctx context.Context, gh GitHub, repo Repo, enabled func(RepoConfig) bool) (cfg RepoConfig, proceed bool, err error) {
+func (b *Base) jobConfig(ctx context.Context, gh GitHub, repo Repo, enabled func(repoconfig.Config) bool) (cfg repoconfig.Config, proceed bool, err error) {
 	cfg, err = b.loadRepoConfig(ctx, gh, repo)
-	var cfgErr *ConfigError
+	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
 		logFor(ctx).Warn().Err(err).Msg("ignoring the event: the repository configuration is invalid")
 		return cfg, false, nil
@@ -64,12 +65,10 @@ func (b *Base) jobConfig(ctx context.Context, gh GitHub, repo Repo, enabled func
 	return cfg, enabled(cfg), nil
 }
 
-func flakyEnabled(c RepoConfig) bool { return c.Flaky.Enabled }
-
 // reportCIFlakes turns the failures in the failed attempts' logs into fix
 // runs, one per test (shared with any other signal about the test), counts
 // each sighting, and writes the check run.
-func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs []ciLog, cfg RepoConfig) error {
+func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs []ciLog, cfg repoconfig.Config) error {
 	var entries []runs.Entry
 	seen := map[exunit.TestRef]bool{}
 	compileErrors, unlocated, infra := 0, 0, 0
@@ -130,7 +129,7 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 		notice = "The failed attempt's logs show no ExUnit test failures: the failure was probably in the infrastructure (a timeout, a runner or network error). No fix was started."
 	}
 	logFor(ctx).Info().Int("tests", len(entries)).Int("logs", len(logs)).Msg("read the failed attempts")
-	if cfg.Flaky.TrackIssues {
+	if flakyConfig.Of(cfg).TrackIssues {
 		repo, _ := ParseRepo(sig.Subject.Repo)
 		for _, e := range entries {
 			if err := b.trackIssue(ctx, gh, repo, e, cfg, sig.Subject.Commit); err != nil {
@@ -139,6 +138,6 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 		}
 	}
 	return b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
-		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: cfg.Flaky.Label, Notice: notice, Entries: entries, About: sig.What, Rejected: notes})
+		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: flakyConfig.Of(cfg).Label, Notice: notice, Entries: entries, Heading: sig.What, Rejected: notes})
 	})
 }

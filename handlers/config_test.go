@@ -8,12 +8,12 @@ import (
 )
 
 func TestParseRepoConfig(t *testing.T) {
-	cfg, err := ParseRepoConfig(nil)
-	if err != nil || !reflect.DeepEqual(cfg, DefaultRepoConfig()) {
+	cfg, err := configSchema.Parse(nil)
+	if err != nil || !reflect.DeepEqual(cfg, configSchema.Defaults()) {
 		t.Fatalf("empty file: %+v %v", cfg, err)
 	}
-	cfg, err = ParseRepoConfig([]byte("flaky:\n  label: flaky-test\n  cooldown: 2h\n"))
-	if err != nil || cfg.Flaky.Label != "flaky-test" || cfg.Flaky.Cooldown != 2*time.Hour || cfg.Flaky.VerifyRuns != 50 || !cfg.Flaky.Enabled {
+	cfg, err = configSchema.Parse([]byte("flaky:\n  label: flaky-test\n  cooldown: 2h\n"))
+	if err != nil || flakyConfig.Of(cfg).Label != "flaky-test" || flakyConfig.Of(cfg).Cooldown != 2*time.Hour || flakyConfig.Of(cfg).VerifyRuns != 50 || !flakyConfig.Of(cfg).Enabled {
 		t.Fatalf("partial file: %+v %v", cfg, err)
 	}
 	for _, bad := range []struct{ file, want string }{
@@ -25,8 +25,11 @@ func TestParseRepoConfig(t *testing.T) {
 		{"flaky:\n  label: \"\"\n", "flaky.label"},
 		{"migrations:\n  paths: [db/]\n", "ending in migrations/"},
 		{"migrations:\n  paths: []\n", "1 to 20"},
+		{"alerts:\n  start_on: [Recovered]\n", "alerts.start_on"},
+		{"daily_limit: 5000\n", "daily_limit must be"},
+		{"nosuchjob:\n  enabled: true\n", "field nosuchjob not found"},
 	} {
-		_, err := ParseRepoConfig([]byte(bad.file))
+		_, err := configSchema.Parse([]byte(bad.file))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err = %v, want %q", bad.file, err, bad.want)
 		}

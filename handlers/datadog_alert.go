@@ -2,79 +2,114 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/pitcrew/pitcrew/alerts"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
-// AlertReceived turns a stored Datadog alert into a fix run and a tracking
-// issue: one of each per incident (the monitor's alert id and cycle key).
-type AlertReceived struct {
-	Base
-	// ServiceRepos maps a service tag to the repository of its code, for
-	// monitors without a pitcrew_repo tag.
-	ServiceRepos map[string]string
+// datadogJob fixes the bug behind a Datadog monitor alert.
+var datadogJob = Job{
+	Job:    runs.Job{Kind: runs.KindAlert, Prompt: "alert", Connections: []string{"datadog"}, Render: publish.RenderAlert},
+	Config: datadogConfig,
+	Source: &Source{Name: "datadog", Title: "Datadog", SecretEnv: "DATADOG_WEBHOOK_TOKEN", ReposEnv: "DATADOG_SERVICE_REPOS",
+		Auth: Auth{Header: "X-Pitcrew-Token"}, MaxBody: alerts.MaxBody, Accept: acceptDatadog, Handle: handleDatadogAlert},
 }
 
-// alertCooldown is how long an incident's ended run answers for it.
-const alertCooldown = 7 * 24 * time.Hour
+// acceptDatadog checks a Datadog body is an alert of either payload shape.
+func acceptDatadog(_ func(string) string, body []byte) (string, error) {
+	a, err := alerts.Parse(body)
+	return a.ID, err
+}
 
-// ProcessTask implements asynq.Handler for TaskDatadogAlert.
-func (h *AlertReceived) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	a, err := alerts.Parse(t.Payload())
+// AlertConfig configures fixes for Datadog alerts (section alerts).
+type AlertConfig struct {
+	Enabled bool   `yaml:"enabled"`
+	Label   string `yaml:"label"` // on the tracking issue
+	// StartOn lists the transitions that may start a run.
+	StartOn []string `yaml:"start_on"`
+	// SkipTags mark alerts a code change will not fix (infrastructure).
+	SkipTags []string `yaml:"skip_tags"`
+}
+
+var datadogConfig = repoconfig.Section[AlertConfig]{
+	Key: "alerts",
+	Defaults: func() AlertConfig {
+		return AlertConfig{Enabled: true, Label: "pitcrew:alert", StartOn: []string{"Triggered", "Re-Triggered", "Renotify"},
+			SkipTags: []string{"pitcrew:skip", "team:infra"}}
+	},
+	Check: func(c AlertConfig) error {
+		if c.Label == "" || len(c.Label) > 50 {
+			return errors.New("alerts.label must be 1 to 50 characters")
+		}
+		for _, t := range c.StartOn {
+			switch t {
+			case "Triggered", "Re-Triggered", "Renotify", "No Data", "Re-No Data", "Warn", "Re-Warn":
+			default:
+				return fmt.Errorf("alerts.start_on: %q is not a transition that can start a run", t)
+			}
+		}
+		return nil
+	},
+}
+
+// handleDatadogAlert turns a stored Datadog alert into a fix run and a
+// tracking issue: one of each per incident (the monitor's alert id and
+// cycle key).
+func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body []byte) error {
+	a, err := alerts.Parse(body)
 	if err != nil {
 		return permanent(err)
 	}
 	log := logFor(ctx).With().Str("alert_id", a.ID).Str("transition", a.Transition).Logger()
 	ctx = log.WithContext(ctx)
-	repo, err := h.repoFor(a)
+	repo, err := datadogRepo(a, set.Repos)
 	if err != nil {
 		log.Warn().Strs("tags", a.Tags).Msg("no repository for this alert: tag the monitor pitcrew_repo:owner/name or map its service")
 		return nil
 	}
 	ctx = log.With().Str("repo", repo.String()).Logger().WithContext(ctx)
-	inst, err := h.Clients.InstallationFor(ctx, repo)
+	inst, gh, err := b.installedOn(ctx, repo)
 	if err != nil || inst == 0 {
-		if inst == 0 && err == nil {
-			logFor(ctx).Warn().Msg("pitcrew is not installed on the alert's repository")
-		}
 		return err
 	}
-	gh, err := h.Clients.Installation(inst)
-	if err != nil {
-		return err
-	}
-	cfg, proceed, err := h.jobConfig(ctx, gh, repo, func(c RepoConfig) bool { return c.Alerts.Enabled })
+	cfg, proceed, err := b.jobConfig(ctx, gh, repo, func(c repoconfig.Config) bool { return datadogConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
-	for _, tag := range cfg.Alerts.SkipTags {
+	dd := datadogConfig.Of(cfg)
+	for _, tag := range dd.SkipTags {
 		if a.HasTag(tag) {
 			logFor(ctx).Info().Str("tag", tag).Msg("skipping an alert tagged as infrastructure")
 			return nil
 		}
 	}
-	key := "alert:" + strings.ToLower(repo.String()) + ":" + a.IncidentKey()
-	unlock, err := h.Ledger.Lock(ctx, key, 30*time.Second, time.Minute)
+	key := incidentKey(runs.KindAlert, repo, a.IncidentKey())
+	unlock, err := b.Ledger.Lock(ctx, key, 30*time.Second, time.Minute)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
 	switch {
-	case slices.Contains(cfg.Alerts.StartOn, a.Transition):
-		return h.startIncident(ctx, gh, repo, inst, key, a, cfg)
+	case slices.Contains(dd.StartOn, a.Transition):
+		inc := incident{Kind: runs.KindAlert, Repo: repo, Inst: inst, Key: key, ID: a.ID, Title: a.Title,
+			IssueTitle: "Datadog alert: " + publish.Line(a.Title, 200), IssueBody: alertIssueBody(a), Label: dd.Label,
+			Input: prompts.AlertInput{Repo: repo.String(), Fired: a.FiredAt(), Data: alertData(a)}}
+		if a.Transition != alerts.Triggered {
+			inc.Renotified = renotifiedComment(a)
+		}
+		return b.startIncident(ctx, gh, inc, cfg)
 	case a.Transition == alerts.Recovered:
-		n, err := h.trackingIssue(ctx, gh, repo, key, cfg)
+		n, err := b.incidentIssue(ctx, gh, repo, key, dd.Label)
 		if err != nil || n == 0 {
 			return err
 		}
@@ -84,93 +119,6 @@ func (h *AlertReceived) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		logFor(ctx).Info().Msg("this transition starts no work (alerts.start_on)")
 		return nil
 	}
-}
-
-func (h *AlertReceived) startIncident(ctx context.Context, gh GitHub, repo Repo, inst int64, key string, a alerts.Alert, cfg RepoConfig) error {
-	issue, err := h.trackingIssue(ctx, gh, repo, key, cfg)
-	if err != nil {
-		return err
-	}
-	// A new incident's issue is opened only if its run starts or attaches,
-	// and only within the repository's daily cap on issues.
-	reserved := false
-	if issue == 0 {
-		if reserved, err = h.reserveIssue(ctx, repo, cfg); !reserved {
-			return err
-		}
-	}
-	openIssue := func(ctx context.Context, run runs.Run, claim runs.Claim) (runs.Subject, error) {
-		if issue == 0 && claim != runs.ClaimCooldown {
-			reserved = false // spent even if the call fails: GitHub may have opened it
-			n, err := h.openTrackingIssue(ctx, gh, repo, key, cfg, a)
-			if err != nil {
-				return runs.Subject{}, err
-			}
-			issue = n
-			if _, err := h.Ledger.Update(ctx, run.ID, func(r *runs.Run) error { r.Issue = n; return nil }); err != nil {
-				return runs.Subject{}, err
-			}
-		}
-		if issue == 0 {
-			return runs.Subject{}, nil
-		}
-		return runs.Subject{Repo: repo.String(), Issue: issue}, nil
-	}
-	delivery, _ := asynq.GetTaskID(ctx)
-	entry, started, err := h.claimRun(ctx, runRequest{
-		Run: runs.Run{Key: key, Kind: runs.KindAlert, InstallationID: inst, Repo: repo.String(), Issue: issue,
-			AlertID: a.ID, Delivery: delivery},
-		Subject: runs.Subject{Repo: repo.String(), Issue: issue}, OpenSubject: openIssue,
-		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Connections: []string{"datadog"},
-		Prompt: func() (string, error) {
-			return prompts.Alert(prompts.AlertInput{Repo: repo.String(), Fired: a.FiredAt(), Data: alertData(a)})
-		},
-	})
-	if reserved {
-		if err := h.Ledger.ReleaseIssue(context.WithoutCancel(ctx), repo.String()); err != nil {
-			logFor(ctx).Warn().Err(err).Msg("could not give back an unused issue of the daily cap")
-		}
-	}
-	if err != nil || issue == 0 {
-		if err == nil {
-			logFor(ctx).Info().Str("claim", string(entry.Relation)).Str("note", entry.Note).Msg("no tracking issue for this alert: its run neither starts nor attaches")
-		}
-		return err
-	}
-	entry.Test = a.Title
-	if !started && entry.RunID != "" && a.Transition != alerts.Triggered {
-		// The same incident notified again: record it where people look.
-		if _, err := gh.CreateComment(ctx, repo, issue, renotifiedComment(a)); err != nil {
-			return err
-		}
-	}
-	subject := runs.Subject{Repo: repo.String(), Issue: issue}
-	return h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
-		st.Replace(runs.Status{InstallationID: inst, Job: string(runs.KindAlert), Entries: []runs.Entry{entry}})
-	})
-}
-
-// trackingIssue finds the incident's issue (Redis, then the hidden marker
-// in issue bodies); 0 when it has none.
-func (h *AlertReceived) trackingIssue(ctx context.Context, gh GitHub, repo Repo, key string, cfg RepoConfig) (int, error) {
-	n, found, err := h.Ledger.TrackingIssue(ctx, key)
-	if err != nil || (found && n > 0) {
-		return n, err
-	}
-	if n, err = gh.FindIssue(ctx, repo, cfg.Alerts.Label, incidentMarker(key)); err != nil || n == 0 {
-		return 0, err
-	}
-	return n, h.Ledger.SetTrackingIssue(ctx, key, n)
-}
-
-// openTrackingIssue opens the incident's issue; the caller holds the
-// incident's lock and has found none.
-func (h *AlertReceived) openTrackingIssue(ctx context.Context, gh GitHub, repo Repo, key string, cfg RepoConfig, a alerts.Alert) (int, error) {
-	n, err := gh.CreateIssue(ctx, repo, "Datadog alert: "+publish.Line(a.Title, 200), alertIssueBody(a, incidentMarker(key)), []string{cfg.Alerts.Label})
-	if err != nil {
-		return 0, err
-	}
-	return n, h.Ledger.SetTrackingIssue(context.WithoutCancel(ctx), key, n)
 }
 
 func recoveredComment(a alerts.Alert) string {
@@ -189,9 +137,9 @@ func firedAt(a alerts.Alert) string {
 	return ""
 }
 
-func incidentMarker(key string) string { return "<!-- pitcrew:" + key + " -->" }
-
-func (h *AlertReceived) repoFor(a alerts.Alert) (Repo, error) {
+// datadogRepo is the repository of an alert's code: its pitcrew_repo tag,
+// else its service's in DATADOG_SERVICE_REPOS.
+func datadogRepo(a alerts.Alert, serviceRepos map[string]string) (Repo, error) {
 	if r := a.Tag("pitcrew_repo"); r != "" {
 		return ParseRepo(r)
 	}
@@ -199,7 +147,7 @@ func (h *AlertReceived) repoFor(a alerts.Alert) (Repo, error) {
 	if m := serviceInTitle.FindStringSubmatch(a.Title); service == "" && m != nil {
 		service = m[1] // the default body has no tags, but its title names the group
 	}
-	if r, ok := h.ServiceRepos[service]; ok {
+	if r, ok := serviceRepos[service]; ok {
 		return ParseRepo(r)
 	}
 	return Repo{}, errNoRepo
@@ -207,7 +155,7 @@ func (h *AlertReceived) repoFor(a alerts.Alert) (Repo, error) {
 
 var serviceInTitle = regexp.MustCompile(`service:([A-Za-z0-9_.-]+)`)
 
-func alertIssueBody(a alerts.Alert, marker string) string {
+func alertIssueBody(a alerts.Alert) string {
 	var b strings.Builder
 	b.WriteString("Datadog reported this alert; pitcrew sent an agent to find and fix its cause. Its progress and answer are in the comment below.\n\n")
 	if a.Link != "" {
@@ -218,7 +166,7 @@ func alertIssueBody(a alerts.Alert, marker string) string {
 			fmt.Fprintf(&b, "- %s: %s\n", f[0], publish.Text(f[1], 300))
 		}
 	}
-	return b.String() + "\n" + marker + "\n"
+	return b.String()
 }
 
 // alertData is what of the alert the agent sees, inside the prompt's fence.

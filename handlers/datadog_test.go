@@ -41,8 +41,7 @@ func (h *harness) alert(token string, body []byte) int {
 
 func datadogHarness(t *testing.T) *harness {
 	return newHarness(t, true, func(o *Options) {
-		o.DatadogToken = datadogToken
-		o.DatadogServiceRepos = map[string]string{"hexdocs": "hexpm/hexdocs"}
+		o.SourceEnv = map[string]string{"DATADOG_WEBHOOK_TOKEN": datadogToken, "DATADOG_SERVICE_REPOS": "hexdocs=hexpm/hexdocs"}
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -19,12 +20,13 @@ const abandonedAfter = 15 * time.Minute
 
 // runRequest is a signal asking for a run of any job.
 type runRequest struct {
-	Run         runs.Run     // Key, Kind, InstallationID, Repo, Issue and the job's own fields
-	Subject     runs.Subject // where the signal's answer is shown
-	Cooldown    time.Duration
-	DailyLimit  int
-	Prompt      func() (string, error)
-	Connections []string // sandbox connections, e.g. "datadog"
+	Run        runs.Run     // Key, Kind, InstallationID, Repo, Origin, About and the job's Data
+	Subject    runs.Subject // where the signal's answer is shown
+	Cooldown   time.Duration
+	DailyLimit int
+	// Input is what the job's prompt is rendered from (prompts.Render),
+	// only when this signal starts the run.
+	Input any
 	// OpenSubject, when set, makes the subject once the claim is known not
 	// to be limited: a tracking issue is opened only for work that starts
 	// or attaches. A zero subject leaves the run unsubscribed and unstarted.
@@ -35,7 +37,7 @@ type runRequest struct {
 // repository's daily limit, subscribes the subject to it and, if this
 // signal owns it, starts its session; started reports whether it did.
 func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, started bool, err error) {
-	kind := string(req.Run.Kind)
+	kind, job := string(req.Run.Kind), jobOf(req.Run.Kind)
 	entry = runs.Entry{Cooldown: req.Cooldown}
 	run, claim, err := b.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit)
 	if err != nil {
@@ -57,7 +59,7 @@ func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, 
 	// label added again to the same issue, is not "attached to another run".
 	// A run left queued by a task that gave up is taken over by the next
 	// signal; the run's idempotency key keeps that to one session.
-	owner := run.Delivery == req.Run.Delivery || (req.Subject.Issue != 0 && run.Repo == req.Run.Repo && run.Issue == req.Subject.Issue)
+	owner := run.Delivery == req.Run.Delivery || (req.Subject.Issue != 0 && run.Repo == req.Run.Repo && run.Origin == req.Subject.Issue)
 	abandoned := run.State == runs.Queued && b.now().Sub(run.CreatedAt) > abandonedAfter
 	if claim == runs.ClaimAttached && (owner || abandoned) {
 		entry.Relation = runs.ClaimNew
@@ -79,11 +81,11 @@ func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, 
 		return entry, false, nil
 	}
 
-	prompt, err := req.Prompt()
+	prompt, err := prompts.Render(job.Prompt, req.Input)
 	if err != nil {
 		return entry, false, b.failRun(ctx, run, "pitcrew could not write the agent's instructions")
 	}
-	ses, err := b.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, req.Connections)
+	ses, err := b.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, job.Connections)
 	// What follows must be recorded even if the task's time is up.
 	ctx = context.WithoutCancel(ctx)
 	if err != nil {
@@ -115,21 +117,19 @@ type fixRequest struct {
 	Delivery       string
 	Subject        runs.Subject // where the signal's answer is shown
 	Ref            exunit.TestRef
-	Config         RepoConfig
+	Config         repoconfig.Config
 }
 
 // claimFix claims the run for one flaky test (see claimRun).
 func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, bool, error) {
-	repo := req.Subject.Repo
+	repo, flaky := req.Subject.Repo, flakyConfig.Of(req.Config)
 	entry, started, err := b.claimRun(ctx, runRequest{
 		Run: runs.Run{Key: FlakyKey(repo, req.Ref), Kind: runs.KindFlaky, InstallationID: req.InstallationID,
-			Repo: repo, Issue: req.Subject.Issue, Test: req.Ref.String(), Delivery: req.Delivery},
-		Subject: req.Subject, Cooldown: req.Config.Flaky.Cooldown, DailyLimit: req.Config.DailyLimit,
-		Prompt: func() (string, error) {
-			return prompts.Flaky(prompts.FlakyInput{Repo: repo, Issue: req.Subject.Issue, Test: req.Ref, VerifyRuns: req.Config.Flaky.VerifyRuns})
-		},
+			Repo: repo, Origin: req.Subject.Issue, About: req.Ref.String(), Delivery: req.Delivery},
+		Subject: req.Subject, Cooldown: flaky.Cooldown, DailyLimit: req.Config.DailyLimit,
+		Input: prompts.FlakyInput{Repo: repo, Issue: req.Subject.Issue, Test: req.Ref, VerifyRuns: flaky.VerifyRuns},
 	})
-	entry.Test = req.Ref.String()
+	entry.About = req.Ref.String()
 	return entry, started, err
 }
 

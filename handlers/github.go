@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-github/v66/github"
 	"github.com/palantir/go-githubapp/appconfig"
 	"github.com/palantir/go-githubapp/githubapp"
+
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 )
 
 // Repo names a repository.
@@ -68,11 +70,11 @@ type GitHub interface {
 	FindCommitComment(ctx context.Context, repo Repo, sha, marker string) (int64, error)
 
 	// Jobs lists the jobs of one attempt of a workflow run.
-	Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error)
+	Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]CIJob, error)
 	// SuiteCheckRuns lists the latest check runs of a check suite (for a
 	// workflow run: one per job, its id the job's), with how many
 	// annotations each carries.
-	SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]Job, error)
+	SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]CIJob, error)
 	// CheckRunAnnotations lists a check run's first 100 annotations.
 	CheckRunAnnotations(ctx context.Context, repo Repo, checkRunID int64) ([]Annotation, error)
 	// JobLog opens a job's log, following GitHub's redirect to the
@@ -99,8 +101,8 @@ type ChangedFile struct {
 	Status string // added, modified, renamed, removed, ...
 }
 
-// Job is a CI job of a workflow run, or the check run GitHub keeps for it.
-type Job struct {
+// CIJob is a CI job of a workflow run, or the check run GitHub keeps for it.
+type CIJob struct {
 	ID          int64
 	Name        string
 	Conclusion  string // success, failure, cancelled, ...
@@ -139,13 +141,10 @@ type Clients interface {
 	InstallationFor(ctx context.Context, repo Repo) (int64, error)
 }
 
-// ConfigPath is where a repository configures pitcrew.
-const ConfigPath = ".github/pitcrew.yml"
-
 // NewClients returns Clients backed by go-githubapp's client creator
 // (installation tokens through ghinstallation).
 func NewClients(cc githubapp.ClientCreator) Clients {
-	return &restClients{cc: cc, loader: appconfig.NewLoader([]string{ConfigPath}), download: &http.Client{Timeout: 2 * time.Minute}}
+	return &restClients{cc: cc, loader: appconfig.NewLoader([]string{repoconfig.Path}), download: &http.Client{Timeout: 2 * time.Minute}}
 }
 
 type restClients struct {

@@ -13,8 +13,8 @@ import (
 // The GitHub calls of the CI signals: workflow jobs and their logs, check
 // runs.
 
-func (g *restGitHub) Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]Job, error) {
-	var out []Job
+func (g *restGitHub) Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]CIJob, error) {
+	var out []CIJob
 	opts := &github.ListOptions{PerPage: 100}
 	for {
 		jobs, resp, err := g.c.Actions.ListWorkflowJobsAttempt(ctx, repo.Owner, repo.Name, runID, int64(attempt), opts)
@@ -22,7 +22,7 @@ func (g *restGitHub) Jobs(ctx context.Context, repo Repo, runID int64, attempt i
 			return nil, fmt.Errorf("listing jobs of run %d attempt %d: %w", runID, attempt, err)
 		}
 		for _, j := range jobs.Jobs {
-			out = append(out, Job{ID: j.GetID(), Name: j.GetName(), Conclusion: j.GetConclusion()})
+			out = append(out, CIJob{ID: j.GetID(), Name: j.GetName(), Conclusion: j.GetConclusion()})
 		}
 		if resp.NextPage == 0 {
 			return out, nil
@@ -31,8 +31,8 @@ func (g *restGitHub) Jobs(ctx context.Context, repo Repo, runID int64, attempt i
 	}
 }
 
-func (g *restGitHub) SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]Job, error) {
-	var out []Job
+func (g *restGitHub) SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]CIJob, error) {
+	var out []CIJob
 	opts := &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		res, resp, err := g.c.Checks.ListCheckRunsCheckSuite(ctx, repo.Owner, repo.Name, suiteID, opts)
@@ -40,7 +40,7 @@ func (g *restGitHub) SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int6
 			return nil, fmt.Errorf("listing the check runs of suite %d: %w", suiteID, err)
 		}
 		for _, c := range res.CheckRuns {
-			out = append(out, Job{ID: c.GetID(), Name: c.GetName(), Conclusion: c.GetConclusion(), Annotations: c.GetOutput().GetAnnotationsCount()})
+			out = append(out, CIJob{ID: c.GetID(), Name: c.GetName(), Conclusion: c.GetConclusion(), Annotations: c.GetOutput().GetAnnotationsCount()})
 		}
 		if resp.NextPage == 0 {
 			return out, nil

@@ -13,7 +13,7 @@ import (
 // broken client would, and checks that nothing is stored and the server
 // keeps answering.
 func TestHostileInputChangesNothing(t *testing.T) {
-	h := newHarness(t, true, func(o *Options) { o.DatadogToken = datadogToken })
+	h := newHarness(t, true, func(o *Options) { o.SourceEnv = map[string]string{"DATADOG_WEBHOOK_TOKEN": datadogToken} })
 	good := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
 	post := func(path, contentType string, headers map[string]string, body []byte) int {
 		req, _ := http.NewRequest(http.MethodPost, h.server.URL+path, bytes.NewReader(body))

@@ -52,15 +52,15 @@ func (b *Base) prepareRepos(ctx context.Context, installationID int64, repos []*
 			log.Warn().Err(err).Msg("not creating the flaky label: configuration unusable")
 			continue
 		}
-		if !cfg.Flaky.Enabled {
+		if !flakyConfig.Of(cfg).Enabled {
 			continue
 		}
-		created, err := gh.CreateLabel(ctx, repo, cfg.Flaky.Label, "d93f0b", "pitcrew: an agent reproduces and fixes the test named as test/..._test.exs:LINE")
+		created, err := gh.CreateLabel(ctx, repo, flakyConfig.Of(cfg).Label, "d93f0b", "pitcrew: an agent reproduces and fixes the test named as test/..._test.exs:LINE")
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		log.Info().Bool("created", created).Str("label", cfg.Flaky.Label).Msg("flaky label ready")
+		log.Info().Bool("created", created).Str("label", flakyConfig.Of(cfg).Label).Msg("flaky label ready")
 	}
 	return errors.Join(errs...)
 }

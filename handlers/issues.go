@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -72,7 +73,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	}
 
 	cfg, err := h.loadRepoConfig(ctx, gh, repo)
-	var cfgErr *ConfigError
+	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
 		if !strings.EqualFold(label, DefaultFlakyLabel) {
 			log.Warn().Err(err).Msg("ignoring a label: the repository configuration is invalid")
@@ -83,7 +84,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	if err != nil {
 		return err
 	}
-	if !cfg.Flaky.Enabled || !strings.EqualFold(label, cfg.Flaky.Label) {
+	if !flakyConfig.Of(cfg).Enabled || !strings.EqualFold(label, flakyConfig.Of(cfg).Label) {
 		return nil
 	}
 

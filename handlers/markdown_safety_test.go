@@ -47,15 +47,16 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 	now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	for _, h := range hostileCorpus {
 		seed := int64(7)
-		flaky := runs.Entry{Test: "test/x_test.exs:3", RunID: "r1", Relation: runs.ClaimNew, Name: publish.Line(h, 200), Module: publish.Line(h, 200),
+		flaky := runs.Entry{About: "test/x_test.exs:3", RunID: "r1", Relation: runs.ClaimNew, Name: publish.Line(h, 200), Module: publish.Line(h, 200),
 			Seed: &seed, Excerpt: strings.Split(h, "\n"), Sightings: 2}
 		result := &prompts.Result{Outcome: prompts.OutcomeNotFixed, Cause: oneLineCause(t, h), Dependency: oneLineCause(t, h)}
 		done := runs.Run{ID: "r1", State: runs.Completed, Result: result, SessionURL: "https://sandbox.example/s/1"}
 		failed := runs.Run{ID: "r1", State: runs.Failed, Error: "the sandbox could not report on the session (" + publish.Text(h, 200) + ")"}
 		_, rejected := exunit.ExtractTestRefs("see test/" + strings.ReplaceAll(h, " ", "") + "_test.exs:1 and test/a b_test.exs:1")
 		files, notice := usableMigrationNames([]string{"priv/repo/migrations/1_ok.exs", "priv/repo/migrations/" + h + ".exs"})
-		migration := runs.Entry{Test: strings.Repeat("a", 40), RunID: "m1", Relation: runs.ClaimNew}
-		migrationRun := runs.Run{ID: "m1", State: runs.Completed, Files: files, SessionURL: "https://sandbox.example/s/2"}
+		migration := runs.Entry{About: strings.Repeat("a", 40), RunID: "m1", Relation: runs.ClaimNew}
+		data, _ := json.Marshal(publish.MigrationData{Files: files})
+		migrationRun := runs.Run{ID: "m1", State: runs.Completed, Data: data, SessionURL: "https://sandbox.example/s/2"}
 		alert := hostileAlert(t, h)
 
 		rendered := map[string]string{
@@ -63,16 +64,16 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 				Runs: map[string]runs.Run{"r1": done}, Now: now}),
 			"status comment, failed run": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": failed}, Now: now}),
 			"check run summary": func() string {
-				_, s := publish.RenderCheckRun(runs.View{Status: runs.Status{About: ciWhat("workflow", h), Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": done}, Now: now})
+				_, s := publish.RenderCheckRun(runs.View{Status: runs.Status{Heading: ciWhat("workflow", h), Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": done}, Now: now})
 				return s
 			}(),
 			"flaky tracking issue": trackingBody(flaky, strings.Repeat("b", 40)),
 			"slow-query report": publish.RenderReport(runs.View{Status: runs.Status{Notice: notice, Entries: []runs.Entry{migration}}, Runs: map[string]runs.Run{"m1": migrationRun},
 				Reports: map[string]string{"m1": "## Slow queries\n\nmaterialized views were refreshed: " + h + "\n\n" + h}, Now: now}),
-			"alert comment": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": done}}),
-			"alert comment, outside the code": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{Test: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}},
+			"alert comment": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": done}}),
+			"alert comment, outside the code": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}},
 				Runs: map[string]runs.Run{"r1": {ID: "r1", State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeOutsideCode, Cause: result.Cause, Dependency: result.Dependency}}}}),
-			"alert issue body":         alertIssueBody(alert, incidentMarker("alert:hexpm/hexpm:"+alert.IncidentKey())),
+			"alert issue body":         alertIssueBody(alert),
 			"alert renotified comment": renotifiedComment(alert),
 			"alert recovered comment":  recoveredComment(alert),
 		}

@@ -2,15 +2,52 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
+
+// migrationJob profiles the queries of a merge that changed migrations
+// and keeps the agent's report, which its status comment shows.
+var migrationJob = Job{
+	Job:    runs.Job{Kind: runs.KindMigration, Prompt: "migration", Artifact: publish.ReportName, Render: publish.RenderReport},
+	Config: migrationConfig,
+}
+
+// MigrationConfig configures the slow-query report after merged
+// migrations (section migrations).
+type MigrationConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// Paths are the migration directories, as path.Match patterns ending in
+	// "migrations/" ("*" matches one directory name).
+	Paths []string `yaml:"paths"`
+}
+
+var migrationConfig = repoconfig.Section[MigrationConfig]{
+	Key: "migrations",
+	Defaults: func() MigrationConfig {
+		return MigrationConfig{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}}
+	},
+	Check: func(m MigrationConfig) error {
+		if len(m.Paths) == 0 || len(m.Paths) > 20 {
+			return errors.New("migrations.paths must list 1 to 20 directories")
+		}
+		for _, p := range m.Paths {
+			if _, err := path.Match(p, ""); err != nil || !strings.HasSuffix(p, "migrations/") || strings.HasPrefix(p, "/") {
+				return fmt.Errorf("migrations.paths: %q must be a relative directory pattern ending in migrations/", p)
+			}
+		}
+		return nil
+	},
+}
 
 // MigrationKey is the idempotency key of a merge's profiling run: the
 // repository and the merge commit, so a redelivered or replayed merge (or
@@ -83,7 +120,7 @@ type mergeSignal struct {
 
 // profileMerge claims the merge's profiling run and shows it on the
 // subject: a status comment that will hold the report.
-func (b *Base) profileMerge(ctx context.Context, gh GitHub, sig mergeSignal, files []string, cfg RepoConfig) error {
+func (b *Base) profileMerge(ctx context.Context, gh GitHub, sig mergeSignal, files []string, cfg repoconfig.Config) error {
 	repo := sig.Repo.String()
 	files, notice := usableMigrationNames(files)
 	if len(files) == 0 {
@@ -91,18 +128,20 @@ func (b *Base) profileMerge(ctx context.Context, gh GitHub, sig mergeSignal, fil
 			st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: "Not profiled: " + notice})
 		})
 	}
+	data, err := json.Marshal(publish.MigrationData{Files: files})
+	if err != nil {
+		return err
+	}
 	entry, started, err := b.claimRun(ctx, runRequest{
 		Run: runs.Run{Key: MigrationKey(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
-			Repo: repo, Issue: sig.PR, Files: files, Delivery: sig.Delivery},
+			Repo: repo, Origin: sig.PR, About: sig.Commit, Data: data, Delivery: sig.Delivery},
 		Subject: sig.Subject, Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit,
-		Prompt: func() (string, error) {
-			return prompts.Migration(prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files})
-		},
+		Input: prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files},
 	})
 	if err != nil {
 		return err
 	}
-	entry.Test = sig.Commit
+	entry.About = sig.Commit
 	err = b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: notice, Entries: []runs.Entry{entry}})
 	})

@@ -207,7 +207,7 @@ func TestMigrationFiles(t *testing.T) {
 		{"apps/core/nested/priv/repo/migrations/3_c.exs", "added"}, {"priv/repo/migrations/4_d.exs", "removed"},
 		{"priv/repo/migrations/README.md", "added"}, {"priv/repo/seeds.exs", "modified"},
 	}
-	got := MigrationFiles(files, DefaultRepoConfig().Migrations.Paths)
+	got := MigrationFiles(files, migrationConfig.Defaults().Paths)
 	want := []string{"apps/core/priv/repo/migrations/2_b.exs", "priv/repo/migrations/1_a.exs"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q", got)

@@ -46,22 +46,15 @@ func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, chan
 	if s.IsCheck() {
 		return b.writeCheckRun(ctx, gh, repo, s, st, byID)
 	}
-	switch runs.Kind(st.Job) {
-	case runs.KindAlert:
-		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, publish.RenderAlert(runs.View{Status: st, Runs: byID}))
-	case runs.KindMigration:
-	default:
-		return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, publish.RenderStatus(runs.View{Status: st, Runs: byID, Now: b.now()}))
-	}
-	reports := map[string]string{}
+	view := runs.View{Status: st, Runs: byID, Reports: map[string]string{}, Now: b.now()}
 	for id, r := range byID {
 		if r.Report {
-			if reports[id], err = b.Ledger.Report(ctx, id); err != nil {
+			if view.Reports[id], err = b.Ledger.Report(ctx, id); err != nil {
 				return err
 			}
 		}
 	}
-	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, publish.RenderReport(runs.View{Status: st, Runs: byID, Reports: reports, Now: b.now()}))
+	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, jobOf(runs.Kind(st.Job)).Render(view))
 }
 
 // comments is how a subject's status comment is created, edited and found

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -62,11 +63,11 @@ func (h *PullRequestMerged) Handle(ctx context.Context, _, deliveryID string, pa
 	if err != nil || !mayHoldMigrations(changed) {
 		return err
 	}
-	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c RepoConfig) bool { return c.Migrations.Enabled })
+	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return migrationConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
-	files := MigrationFiles(changed, cfg.Migrations.Paths)
+	files := MigrationFiles(changed, migrationConfig.Of(cfg).Paths)
 	if len(files) == 0 {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -62,7 +63,7 @@ func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte)
 		return nil
 	}
 	for _, f := range ev.Changed {
-		if f.Path == ConfigPath {
+		if f.Path == repoconfig.Path {
 			if err := h.Ledger.Uncache(ctx, configCacheName(ev.Repo)); err != nil {
 				return err
 			}
@@ -76,11 +77,11 @@ func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte)
 	if err != nil {
 		return err
 	}
-	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c RepoConfig) bool { return c.Migrations.Enabled })
+	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return migrationConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
-	files := MigrationFiles(ev.Changed, cfg.Migrations.Paths)
+	files := MigrationFiles(ev.Changed, migrationConfig.Of(cfg).Paths)
 	if len(files) == 0 {
 		return nil
 	}

@@ -150,9 +150,9 @@ func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (run
 		return run, err
 	case ses.Status == sandbox.StatusFailed:
 		to, change = runs.Failed, func(r *runs.Run) { r.Error = failureReason(ses.Result) }
-	case ses.Status == sandbox.StatusCompleted && run.Kind == runs.KindMigration:
+	case ses.Status == sandbox.StatusCompleted && jobOf(run.Kind).Artifact != "":
 		to = runs.Completed
-		stored, err := h.storeReport(ctx, run.ID, ses)
+		stored, err := h.storeReport(ctx, run.ID, ses, jobOf(run.Kind).Artifact)
 		if err != nil && !sandbox.IsPermanent(err) {
 			return run, err
 		}
@@ -219,12 +219,12 @@ func failureReason(result string) string {
 	return publish.Text(result, 300)
 }
 
-// storeReport downloads the session's report artifact, found through the
-// session read (never a URL from a callback), and keeps it in the ledger.
-// stored is false when the session produced none.
-func (h *SessionRefresher) storeReport(ctx context.Context, runID string, ses sandbox.Session) (stored bool, err error) {
+// storeReport downloads the session's artifact of that name, found through
+// the session read (never a URL from a callback), and keeps it in the
+// ledger as the run's report. stored is false when the session left none.
+func (h *SessionRefresher) storeReport(ctx context.Context, runID string, ses sandbox.Session, artifact string) (stored bool, err error) {
 	for _, a := range ses.Artifacts {
-		if a.Name != publish.ReportName {
+		if a.Name != artifact {
 			continue
 		}
 		report, err := h.Sandbox.Download(ctx, a.URL)

@@ -93,16 +93,9 @@ func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func describeForStatus(r runs.Run, now time.Time) statusRun {
 	s := statusRun{Kind: string(r.Kind), State: string(r.State), Repo: r.Repo, SessionURL: r.SessionURL, Age: now.Sub(r.CreatedAt).Round(time.Second).String()}
-	switch {
-	case r.Kind == runs.KindFlaky:
-		s.Subject = r.Test
-	case r.Kind == runs.KindMigration:
-		s.Subject = strings.Join(r.Files, ", ")
-	case r.Kind == runs.KindAlert:
-		s.Subject = "alert " + r.AlertID
-	}
-	if r.Issue != 0 {
-		s.SubjectURL = fmt.Sprintf("https://github.com/%s/issues/%d", r.Repo, r.Issue)
+	s.Subject = r.About
+	if r.Origin != 0 {
+		s.SubjectURL = fmt.Sprintf("https://github.com/%s/issues/%d", r.Repo, r.Origin)
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -12,8 +13,8 @@ import (
 // test seen flaking in CI (flaky.track_issues). It is opened with the flaky
 // label, so pitcrew's own label event attaches it to the test's run like
 // any other report of the test.
-func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entry, cfg RepoConfig, commit string) error {
-	key := flakyKeyOf(repo.String(), e.Test)
+func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entry, cfg repoconfig.Config, commit string) error {
+	key := flakyKeyOf(repo.String(), e.About)
 	body := trackingBody(e, commit)
 	n, exists, err := b.Ledger.TrackingIssue(ctx, key)
 	switch {
@@ -35,7 +36,7 @@ func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entr
 	if !reserved {
 		return b.Ledger.DropTrackingClaim(ctx, key)
 	}
-	n, err = gh.CreateIssue(ctx, repo, "Flaky test: "+e.Test, body, []string{cfg.Flaky.Label})
+	n, err = gh.CreateIssue(ctx, repo, "Flaky test: "+e.About, body, []string{flakyConfig.Of(cfg).Label})
 	if err != nil {
 		// The issue may exist even so (a timeout after GitHub made it): keep
 		// the claim until it expires rather than risk opening a second one.
@@ -45,7 +46,7 @@ func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entr
 }
 
 func trackingBody(e runs.Entry, commit string) string {
-	b := fmt.Sprintf("pitcrew saw this test fail in CI and pass on re-run.\n\n- Test: `%s`", e.Test)
+	b := fmt.Sprintf("pitcrew saw this test fail in CI and pass on re-run.\n\n- Test: `%s`", e.About)
 	if e.Name != "" {
 		b += fmt.Sprintf("\n- Name: %s (%s)", publish.Text(e.Name, 200), publish.Code(e.Module, 200))
 	}

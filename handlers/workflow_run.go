@@ -98,7 +98,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	}
 	read := &jobLogs{gh: gh, repo: ev.Repo, reports: map[int64]exunit.Report{}}
 	var logs []ciLog
-	if cfg.Flaky.InJobRetries {
+	if flakyConfig.Of(cfg).InJobRetries {
 		if logs, err = inJobRetryLogs(ctx, gh, read, ev); err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func rerunLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPassed) ([
 			l := ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep}
 			if len(rep.Flaky()) > 0 {
 				var pass exunit.Report // empty when the passing attempt has no such successful job
-				if i := slices.IndexFunc(passingJobs, func(j Job) bool { return j.Name == job.Name && j.Conclusion == "success" }); i >= 0 {
+				if i := slices.IndexFunc(passingJobs, func(j CIJob) bool { return j.Name == job.Name && j.Conclusion == "success" }); i >= 0 {
 					if pass, err = read.report(ctx, passingJobs[i].ID); err != nil {
 						return nil, err
 					}

@@ -1,8 +1,10 @@
-// Package prompts renders the instructions sent to the agent for each job
-// and parses the structured block the agent ends its answer with.
+// Package prompts renders the instructions sent to the agent for each job,
+// by the job's prompt name (the template <name>.md.tmpl), and parses the
+// structured block the agent ends its answer with.
 //
 // Prompts are built only from validated fields (repository, issue number,
-// test path and line); no text written by users ever reaches a prompt.
+// test path and line); text from outside (an alert's message, its stack
+// frames) reaches a prompt only as data inside a fence.
 package prompts
 
 import (
@@ -25,6 +27,38 @@ var files embed.FS
 
 var templates = template.Must(template.New("").Option("missingkey=error").ParseFS(files, "*.tmpl"))
 
+// Has reports whether a prompt of that name exists.
+func Has(name string) bool { return templates.Lookup(name+".md.tmpl") != nil }
+
+// Render writes the prompt name with input, which is the input type its
+// template takes: FlakyInput, MigrationInput, or AlertInput for the
+// prompt of any alert source. Input that did not come through validation
+// is refused.
+func Render(name string, input any) (string, error) {
+	t := templates.Lookup(name + ".md.tmpl")
+	if t == nil {
+		return "", fmt.Errorf("prompts: no prompt named %q", name)
+	}
+	var fields any
+	var err error
+	switch in := input.(type) {
+	case FlakyInput:
+		fields, err = in.fields()
+	case MigrationInput:
+		fields, err = in.fields()
+	case AlertInput:
+		fields, err = in.fields()
+	default:
+		err = fmt.Errorf("prompts: %T is not a prompt input", input)
+	}
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	err = t.Execute(&b, fields)
+	return b.String(), err
+}
+
 // FlakyInput is everything the flaky-test prompt may contain.
 type FlakyInput struct {
 	Repo       string // owner/name
@@ -35,24 +69,22 @@ type FlakyInput struct {
 
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
-// Flaky renders the prompt that asks the agent to reproduce and fix one
-// flaky test. It refuses input that did not come through validation.
-func Flaky(in FlakyInput) (string, error) {
+// fields are what the prompt that asks the agent to reproduce and fix one
+// flaky test reads.
+func (in FlakyInput) fields() (any, error) {
 	if !repoName.MatchString(in.Repo) {
-		return "", fmt.Errorf("prompts: invalid repository %q", in.Repo)
+		return nil, fmt.Errorf("prompts: invalid repository %q", in.Repo)
 	}
 	if _, err := exunit.ParseTestRef(in.Test.String()); err != nil {
-		return "", fmt.Errorf("prompts: invalid test reference: %w", err)
+		return nil, fmt.Errorf("prompts: invalid test reference: %w", err)
 	}
 	if in.VerifyRuns < 1 || in.VerifyRuns > 1000 {
-		return "", fmt.Errorf("prompts: verification runs %d out of range", in.VerifyRuns)
+		return nil, fmt.Errorf("prompts: verification runs %d out of range", in.VerifyRuns)
 	}
-	var b bytes.Buffer
-	err := templates.ExecuteTemplate(&b, "flaky.md.tmpl", map[string]any{
+	return map[string]any{
 		"Repo": in.Repo, "Issue": in.Issue, "Test": in.Test.String(),
 		"Path": in.Test.Path, "Line": in.Test.Line, "VerifyRuns": in.VerifyRuns,
-	})
-	return b.String(), err
+	}, nil
 }
 
 // MigrationInput is everything the slow-query prompt may contain.
@@ -77,23 +109,21 @@ func ValidMigrationFile(f string) bool {
 // MaxMigrationFiles bounds the files a prompt names.
 const MaxMigrationFiles = 50
 
-// Migration renders the prompt that asks the agent for a slow-query report
-// after a merge that changed migrations.
-func Migration(in MigrationInput) (string, error) {
+// fields are what the prompt that asks the agent for a slow-query report
+// after a merge that changed migrations reads.
+func (in MigrationInput) fields() (any, error) {
 	if !repoName.MatchString(in.Repo) || !commitSHA.MatchString(in.Commit) {
-		return "", fmt.Errorf("prompts: invalid repository or commit")
+		return nil, fmt.Errorf("prompts: invalid repository or commit")
 	}
 	if len(in.Files) == 0 || len(in.Files) > MaxMigrationFiles {
-		return "", fmt.Errorf("prompts: %d migration files", len(in.Files))
+		return nil, fmt.Errorf("prompts: %d migration files", len(in.Files))
 	}
 	for _, f := range in.Files {
 		if !ValidMigrationFile(f) {
-			return "", fmt.Errorf("prompts: invalid migration file %q", f)
+			return nil, fmt.Errorf("prompts: invalid migration file %q", f)
 		}
 	}
-	var b bytes.Buffer
-	err := templates.ExecuteTemplate(&b, "migration.md.tmpl", in)
-	return b.String(), err
+	return in, nil
 }
 
 // AlertInput is everything the alert prompt may contain. Data is the
@@ -114,23 +144,19 @@ func fired(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// Alert renders the prompt that asks the agent to fix the bug behind a
-// monitor alert. The alert's data is JSON inside a fence whose marker is
+// fields are what the prompt that asks the agent to fix the bug behind an
+// alert reads. The alert's data is JSON inside a fence whose marker is
 // random, so no text in the alert can close the fence early.
-func Alert(in AlertInput) (string, error) {
+func (in AlertInput) fields() (any, error) {
 	if !repoName.MatchString(in.Repo) {
-		return "", fmt.Errorf("prompts: invalid repository %q", in.Repo)
+		return nil, fmt.Errorf("prompts: invalid repository %q", in.Repo)
 	}
 	data, err := json.MarshalIndent(in.Data, "", "  ")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	fence := "=====ALERT-DATA-" + hex.EncodeToString(nonce[:]) + "====="
-	var b bytes.Buffer
-	err = templates.ExecuteTemplate(&b, "alert.md.tmpl", map[string]any{
-		"Repo": in.Repo, "Fired": fired(in.Fired), "Fence": fence, "Data": string(data),
-	})
-	return b.String(), err
+	return map[string]any{"Repo": in.Repo, "Fired": fired(in.Fired), "Fence": fence, "Data": string(data)}, nil
 }

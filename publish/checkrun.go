@@ -30,9 +30,9 @@ func RenderCheckRun(v runs.View) (title, summary string) {
 		}
 	}
 	title = fmt.Sprintf("%d flaky %s, %d new fix %s", len(st.Entries), Plural(len(st.Entries), "test", "tests"), started, Plural(started, "run", "runs"))
-	fmt.Fprintf(&b, "These tests failed in an earlier attempt of %s on this commit and passed on re-run. pitcrew sends an agent to fix each one; this check never blocks a merge.\n", st.About)
+	fmt.Fprintf(&b, "These tests failed in an earlier attempt of %s on this commit and passed on re-run. pitcrew sends an agent to fix each one; this check never blocks a merge.\n", st.Heading)
 	for _, e := range st.Entries {
-		fmt.Fprintf(&b, "\n### `%s`\n", e.Test)
+		fmt.Fprintf(&b, "\n### `%s`\n", e.About)
 		if e.Name != "" {
 			fmt.Fprintf(&b, "%s (%s)", Text(e.Name, 200), Code(e.Module, 200))
 		}

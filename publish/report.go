@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -11,6 +12,19 @@ import (
 // ReportName is the artifact a profiling run leaves.
 const ReportName = "slow-queries.md"
 
+// MigrationData is what a profiling run keeps of its merge, as its
+// runs.Run.Data: the migration files the prompt names.
+type MigrationData struct {
+	Files []string `json:"files"`
+}
+
+// MigrationFiles reads a profiling run's files from its data.
+func MigrationFiles(r runs.Run) []string {
+	var d MigrationData
+	_ = json.Unmarshal(r.Data, &d)
+	return d.Files
+}
+
 // RenderReport writes the status comment of a merge's profiling run: that
 // it started, or the agent's report under a header (run link, migration
 // files, when materialized views were refreshed), or why there is none.
@@ -20,7 +34,7 @@ func RenderReport(v runs.View) string {
 	if !ok {
 		return b.String()
 	}
-	fmt.Fprintf(b, "Migrations in `%.7s`: %s\n\n", e.Test, codeList(r.Files))
+	fmt.Fprintf(b, "Migrations in `%.7s`: %s\n\n", e.About, codeList(MigrationFiles(r)))
 	switch {
 	case r.State == runs.Queued:
 		b.WriteString("🕓 A profiling run is queued; the agent starts shortly.\n")

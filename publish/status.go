@@ -25,15 +25,15 @@ func RenderStatus(v runs.View) string {
 	}
 	for _, e := range st.Entries {
 		if e.RunID == "" {
-			fmt.Fprintf(&b, "- `%s`: %s.\n", e.Test, e.Note)
+			fmt.Fprintf(&b, "- `%s`: %s.\n", e.About, e.Note)
 			continue
 		}
 		r, ok := byID[e.RunID]
 		if !ok {
-			fmt.Fprintf(&b, "- `%s`: the run record has expired.\n", e.Test)
+			fmt.Fprintf(&b, "- `%s`: the run record has expired.\n", e.About)
 			continue
 		}
-		fmt.Fprintf(&b, "- `%s`: %s\n", e.Test, describeRun(e, r, st.Label, now))
+		fmt.Fprintf(&b, "- `%s`: %s\n", e.About, describeRun(e, r, st.Label, now))
 	}
 	if len(st.Rejected) > 0 {
 		b.WriteString("\nNot used (a test is named as `test/path/to/file_test.exs:LINE`):\n")
@@ -66,8 +66,8 @@ func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
 		link = fmt.Sprintf(" ([run](%s))", r.SessionURL)
 	}
 	origin := ""
-	if e.Relation != runs.ClaimNew && r.Issue != 0 {
-		origin = fmt.Sprintf(" started from #%d", r.Issue)
+	if e.Relation != runs.ClaimNew && r.Origin != 0 {
+		origin = fmt.Sprintf(" started from #%d", r.Origin)
 	}
 	switch r.State {
 	case runs.Queued:

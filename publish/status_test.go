@@ -13,13 +13,13 @@ func TestRenderStatus(t *testing.T) {
 	now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	seed, before, after, n := int64(48213), 7, 0, 50
 	runsByID := map[string]runs.Run{
-		"started":  {State: runs.Started, StartedAt: now.Add(-time.Hour), SessionURL: "https://rush.example/s/1", Issue: 3},
-		"fixed":    {State: runs.Completed, EndedAt: now.Add(-2 * time.Hour), Issue: 3, Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/9", Cause: "shared ETS table", Seed: &seed, FailuresBefore: &before, FailuresAfter: &after, Runs: &n}},
+		"started":  {State: runs.Started, StartedAt: now.Add(-time.Hour), SessionURL: "https://rush.example/s/1", Origin: 3},
+		"fixed":    {State: runs.Completed, EndedAt: now.Add(-2 * time.Hour), Origin: 3, Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/9", Cause: "shared ETS table", Seed: &seed, FailuresBefore: &before, FailuresAfter: &after, Runs: &n}},
 		"notrepro": {State: runs.NotReproduced, Result: &prompts.Result{Outcome: prompts.OutcomeNotReproduced, Runs: &n}},
 		"notfixed": {State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeNotFixed, Cause: "needs a schema change"}},
-		"failed":   {State: runs.Failed, Error: "the sandbox gave no reason", Issue: 3},
+		"failed":   {State: runs.Failed, Error: "the sandbox gave no reason", Origin: 3},
 		"noresult": {State: runs.Completed, Error: "its answer had no readable result (the answer has no result block)"},
-		"queued":   {State: runs.Queued, Issue: 3},
+		"queued":   {State: runs.Queued, Origin: 3},
 	}
 	cases := []struct {
 		entry runs.Entry
@@ -37,7 +37,7 @@ func TestRenderStatus(t *testing.T) {
 		{runs.Entry{RunID: "gone", Relation: runs.ClaimNew}, []string{"the run record has expired"}},
 	}
 	for _, c := range cases {
-		c.entry.Test = "test/a_test.exs:1"
+		c.entry.About = "test/a_test.exs:1"
 		body := RenderStatus(runs.View{Status: runs.Status{Label: "flaky-test", Entries: []runs.Entry{c.entry}}, Runs: runsByID, Now: now})
 		if !strings.HasPrefix(body, StatusMarker) || !strings.Contains(body, "- `test/a_test.exs:1`: ") {
 			t.Errorf("%s: no marker or test line:\n%s", c.entry.RunID, body)

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 func newRun(key string) Run {
-	return Run{Key: key, Kind: KindFlaky, InstallationID: 1, Repo: "hexpm/hexpm", Issue: 3, Test: "test/a_test.exs:1", Delivery: "d1"}
+	return Run{Key: key, Kind: KindFlaky, InstallationID: 1, Repo: "hexpm/hexpm", Origin: 3, About: "test/a_test.exs:1", Delivery: "d1"}
 }
 
 func TestClaimLifecycle(t *testing.T) {
@@ -151,5 +152,22 @@ func TestDailyLimit(t *testing.T) {
 	}
 	if c := claim("c", "o/other"); c != ClaimNew {
 		t.Fatalf("limit shared across repositories: %s", c)
+	}
+}
+
+func TestRunsStoredByEarlierVersionsReadIntoAboutAndData(t *testing.T) {
+	for _, c := range []struct{ stored, about, data string }{
+		{`{"kind":"flaky","test":"test/a_test.exs:3","issue":4}`, "test/a_test.exs:3", ""},
+		{`{"kind":"migration","files":["priv/repo/migrations/1_a.exs"]}`, "", `{"files":["priv/repo/migrations/1_a.exs"]}`},
+		{`{"kind":"alert","alert_id":"123"}`, "123", ""},
+		{`{"kind":"flaky","about":"test/b_test.exs:1","data":{"x":1}}`, "test/b_test.exs:1", `{"x":1}`},
+	} {
+		var r Run
+		if err := json.Unmarshal([]byte(c.stored), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.About != c.about || string(r.Data) != c.data {
+			t.Errorf("%s: About %q Data %s, want %q %s", c.stored, r.About, r.Data, c.about, c.data)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/pitcrew/pitcrew/prompts"
@@ -17,23 +18,28 @@ const (
 )
 
 // Run is one agent run as the ledger records it: enough to report its
-// outcome on GitHub after a restart.
+// outcome on GitHub after a restart. What is particular to a job is in
+// About (the subject, as people read it) and Data (the job's own, which
+// only its code reads).
 type Run struct {
 	ID    string `json:"-"` // "<key>#<generation>"; also the sandbox Idempotency-Key
 	Key   string `json:"key"`
 	State State  `json:"-"`
 	Kind  Kind   `json:"kind"`
 
-	InstallationID int64    `json:"installation_id"`
-	Repo           string   `json:"repo"` // owner/name
-	Issue          int      `json:"issue,omitempty"`
-	Test           string   `json:"test,omitempty"`  // flaky: path:line
-	Files          []string `json:"files,omitempty"` // migration: the migration files of the merge
-	Delivery       string   `json:"delivery"`        // the GitHub delivery that created the run
+	InstallationID int64  `json:"installation_id"`
+	Repo           string `json:"repo"` // owner/name
+	// Origin is the issue or pull request the run started from, or opened
+	// for it (an alert's tracking issue); 0 for none.
+	Origin int `json:"issue,omitempty"`
+	// About names what the run works on: a test (path:line), a merge
+	// commit, an alert id.
+	About    string          `json:"about,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"` // the job's own; see its declaration
+	Delivery string          `json:"delivery"`       // the delivery or task that created the run
 
 	SessionID   string `json:"session_id,omitempty"`
 	ExecutionID string `json:"execution_id,omitempty"`
-	AlertID     string `json:"alert_id,omitempty"` // alert runs: the Datadog monitor's alert id
 	SessionURL  string `json:"session_url,omitempty"`
 
 	CreatedAt time.Time `json:"created_at"`
@@ -44,4 +50,27 @@ type Run struct {
 	Error     string          `json:"error,omitempty"`  // why the run failed, shown to users
 	Report    bool            `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
 	Published bool            `json:"published,omitempty"`
+}
+
+// UnmarshalJSON reads runs as this version stores them and as earlier
+// ones did, with one field per job (test, files, alert_id).
+func (r *Run) UnmarshalJSON(b []byte) error {
+	type stored Run
+	var v struct {
+		stored
+		Test    string          `json:"test"`
+		AlertID string          `json:"alert_id"`
+		Files   json.RawMessage `json:"files"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Run(v.stored)
+	if r.About == "" {
+		r.About = v.Test + v.AlertID
+	}
+	if len(r.Data) == 0 && len(v.Files) > 0 {
+		r.Data, _ = json.Marshal(map[string]json.RawMessage{"files": v.Files})
+	}
+	return nil
 }

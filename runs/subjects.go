@@ -62,9 +62,10 @@ func ParseSubject(v string) (Subject, error) {
 	return Subject{Repo: v[:i], Issue: n}, nil
 }
 
-// Entry is one test a subject names, and the run that answers for it.
+// Entry is one thing a subject names (a test, a merge commit, an alert's
+// title), and the run that answers for it.
 type Entry struct {
-	Test     string `json:"test"`
+	About    string `json:"test"`             // stored as "test" since flaky tests came first
 	RunID    string `json:"run_id,omitempty"` // empty when no run was started (see Note)
 	Relation Claim  `json:"relation"`         // new: this subject started it; attached/cooldown: another signal did
 
@@ -87,7 +88,7 @@ type Status struct {
 	CommentID      int64    `json:"comment_id,omitempty"`
 	CheckRunID     int64    `json:"check_run_id,omitempty"`
 	Creating       bool     `json:"creating,omitempty"` // a create was sent whose id may not be recorded
-	About          string   `json:"about,omitempty"`    // Markdown naming what a check run reports on, e.g. workflow `CI`
+	Heading        string   `json:"about,omitempty"`    // Markdown naming what a check run reports on, e.g. workflow `CI`
 	Notice         string   `json:"notice,omitempty"`   // why nothing started, shown instead of runs
 	Entries        []Entry  `json:"entries,omitempty"`
 	Rejected       []string `json:"rejected,omitempty"` // mentions that were not valid test paths, or CI failures set aside, with reasons

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/pitcrew/pitcrew/handlers"
 )
 
 // Config is the server's configuration. Each field is read from the
@@ -42,8 +44,9 @@ type Config struct {
 	RushAgent         string
 	RushWebhookSecret string
 
-	DatadogWebhookToken string
-	DatadogServiceRepos string // "service=owner/repo,..."
+	// sources holds the variables of the outside alert sources (Datadog,
+	// Sentry), which each source declares (handlers.SourceEnvKeys).
+	sources map[string]*string
 
 	// Operations (durations as Go parses them: "90s", "5m", "72h").
 	Workers        string // queue worker goroutines per replica
@@ -158,7 +161,13 @@ func (c Config) MissingGitHubApp() bool {
 
 // fields maps each variable name to its field.
 func (c *Config) fields() map[string]*string {
-	return map[string]*string{
+	if c.sources == nil {
+		c.sources = map[string]*string{}
+		for _, k := range handlers.SourceEnvKeys() {
+			c.sources[k] = new(string)
+		}
+	}
+	m := map[string]*string{
 		"PITCREW_ADDR": &c.Addr, "PITCREW_PUBLIC_URL": &c.PublicURL, "PITCREW_LOG_LEVEL": &c.LogLevel,
 		"GITHUB_APP_INTEGRATION_ID": &c.AppID, "GITHUB_APP_PRIVATE_KEY": &c.PrivateKey,
 		"GITHUB_APP_PRIVATE_KEY_PATH": &c.PrivateKeyPath, "GITHUB_APP_WEBHOOK_SECRET": &c.WebhookSecret,
@@ -167,10 +176,13 @@ func (c *Config) fields() map[string]*string {
 		"PITCREW_CREDENTIALS_FILE": &c.CredentialsFile, "PITCREW_WEBHOOK_PROXY_URL": &c.WebhookProxyURL, "PITCREW_STATUS_TOKEN": &c.StatusToken,
 		"RUSH_API_URL": &c.RushAPIURL, "RUSH_ORG": &c.RushOrg, "RUSH_API_KEY": &c.RushAPIKey,
 		"RUSH_AGENT": &c.RushAgent, "RUSH_WEBHOOK_SECRET": &c.RushWebhookSecret,
-		"DATADOG_WEBHOOK_TOKEN": &c.DatadogWebhookToken, "DATADOG_SERVICE_REPOS": &c.DatadogServiceRepos,
 		"PITCREW_WORKERS": &c.Workers, "PITCREW_SWEEP_EVERY": &c.SweepEvery, "PITCREW_SWEEP_LOOKBACK": &c.SweepLookBack,
 		"PITCREW_RECONCILE_EVERY": &c.ReconcileEvery, "PITCREW_STALE_AFTER": &c.StaleAfter, "PITCREW_MAX_RUN_AGE": &c.MaxRunAge,
 	}
+	for k, p := range c.sources {
+		m[k] = p
+	}
+	return m
 }
 
 // Validate names every required variable that is missing, never a value.
@@ -204,21 +216,13 @@ func (c Config) V4URL() string {
 	return base + "/graphql"
 }
 
-// ServiceRepos parses DATADOG_SERVICE_REPOS ("hexpm=hexpm/hexpm,docs=hexpm/hexdocs").
-func (c Config) ServiceRepos() (map[string]string, error) {
+// SourceEnv is the outside sources' variables, by name.
+func (c Config) SourceEnv() map[string]string {
 	out := map[string]string{}
-	for _, pair := range strings.Split(c.DatadogServiceRepos, ",") {
-		if strings.TrimSpace(pair) == "" {
-			continue
-		}
-		svc, repo, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		owner, name, ok2 := strings.Cut(repo, "/")
-		if !ok || !ok2 || svc == "" || owner == "" || name == "" {
-			return nil, fmt.Errorf("DATADOG_SERVICE_REPOS: %q is not service=owner/repo", pair)
-		}
-		out[svc] = repo
+	for k, v := range c.sources {
+		out[k] = *v
 	}
-	return out, nil
+	return out
 }
 
 // Durations parses the operational durations.

@@ -163,12 +163,11 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 	if err != nil {
 		return nil, nil, err
 	}
-	serviceRepos, err := cfg.ServiceRepos()
-	if err != nil {
-		return nil, nil, err
-	}
-	if cfg.DatadogWebhookToken == "" {
-		log.Warn().Msg("DATADOG_WEBHOOK_TOKEN is unset: /api/datadog/hook refuses every request")
+	env := cfg.SourceEnv()
+	for key, route := range handlers.SourceSecretEnvKeys() {
+		if env[key] == "" {
+			log.Warn().Msgf("%s is unset: %s refuses every request", key, route)
+		}
 	}
 	sweep, lookBack, reconcile, stale, maxAge, err := cfg.Durations()
 	if err != nil {
@@ -181,7 +180,7 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 	app, err := handlers.NewApp(handlers.Options{
 		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
 		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log, Concurrency: workers,
-		DatadogToken: cfg.DatadogWebhookToken, DatadogServiceRepos: serviceRepos,
+		SourceEnv:  env,
 		Schedule:   handlers.Schedule{SweepEvery: sweep, ReconcileEvery: reconcile},
 		StaleAfter: stale, MaxRunAge: maxAge, SweepLookBack: lookBack,
 		EmbeddedRedis: cfg.RedisURL == "", StatusToken: cfg.StatusToken,

@@ -1,0 +1,146 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// incident is one alert of an outside source as the shared incident flow
+// takes it: one run and one tracking issue per Key, whatever the source.
+type incident struct {
+	Kind  runs.Kind
+	Repo  Repo
+	Inst  int64
+	Key   string // from incidentKey
+	ID    string // the source's own id of the incident, kept as the run's About
+	Title string // what the status comment names, plain text
+	// IssueTitle and IssueBody open the tracking issue; both are already
+	// Markdown-safe. Label marks it.
+	IssueTitle, IssueBody, Label string
+	Input                        prompts.AlertInput
+	// Renotified, when set, is commented on the tracking issue when the
+	// incident's run is already under way.
+	Renotified string
+}
+
+var errNoRepo = errors.New("no repository for this alert")
+
+// alertCooldown is how long an incident's ended run answers for it.
+const alertCooldown = 7 * 24 * time.Hour
+
+// incidentKey is the idempotency key of an incident: the job, the
+// repository and the source's own id of it.
+func incidentKey(kind runs.Kind, repo Repo, id string) string {
+	return string(kind) + ":" + strings.ToLower(repo.String()) + ":" + id
+}
+
+// incidentMarker hides the incident's key in its tracking issue, so the
+// issue is found again when Redis has forgotten it.
+func incidentMarker(key string) string { return "<!-- pitcrew:" + key + " -->" }
+
+// installedOn is the installation and client of the repository an alert
+// names; inst is 0 (and logged) when pitcrew is not installed there.
+func (b *Base) installedOn(ctx context.Context, repo Repo) (inst int64, gh GitHub, err error) {
+	inst, err = b.Clients.InstallationFor(ctx, repo)
+	if err != nil || inst == 0 {
+		if inst == 0 && err == nil {
+			logFor(ctx).Warn().Msg("pitcrew is not installed on the alert's repository")
+		}
+		return 0, nil, err
+	}
+	gh, err = b.Clients.Installation(inst)
+	return inst, gh, err
+}
+
+// startIncident claims the incident's run and shows it on its tracking
+// issue, opened only when the run starts or attaches, within the
+// repository's daily cap on issues. The caller holds the incident's lock.
+func (b *Base) startIncident(ctx context.Context, gh GitHub, inc incident, cfg repoconfig.Config) error {
+	repo := inc.Repo.String()
+	issue, err := b.incidentIssue(ctx, gh, inc.Repo, inc.Key, inc.Label)
+	if err != nil {
+		return err
+	}
+	reserved := false
+	if issue == 0 {
+		if reserved, err = b.reserveIssue(ctx, inc.Repo, cfg); !reserved {
+			return err
+		}
+	}
+	openIssue := func(ctx context.Context, run runs.Run, claim runs.Claim) (runs.Subject, error) {
+		if issue == 0 && claim != runs.ClaimCooldown {
+			reserved = false // spent even if the call fails: GitHub may have opened it
+			n, err := gh.CreateIssue(ctx, inc.Repo, inc.IssueTitle, inc.IssueBody+"\n"+incidentMarker(inc.Key)+"\n", []string{inc.Label})
+			if err != nil {
+				return runs.Subject{}, err
+			}
+			if err := b.Ledger.SetTrackingIssue(context.WithoutCancel(ctx), inc.Key, n); err != nil {
+				return runs.Subject{}, err
+			}
+			issue = n
+			if _, err := b.Ledger.Update(ctx, run.ID, func(r *runs.Run) error { r.Origin = n; return nil }); err != nil {
+				return runs.Subject{}, err
+			}
+		}
+		if issue == 0 {
+			return runs.Subject{}, nil
+		}
+		return runs.Subject{Repo: repo, Issue: issue}, nil
+	}
+	delivery, _ := asynq.GetTaskID(ctx)
+	entry, started, err := b.claimRun(ctx, runRequest{
+		Run:     runs.Run{Key: inc.Key, Kind: inc.Kind, InstallationID: inc.Inst, Repo: repo, Origin: issue, About: inc.ID, Delivery: delivery},
+		Subject: runs.Subject{Repo: repo, Issue: issue}, OpenSubject: openIssue,
+		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Input: inc.Input,
+	})
+	if reserved {
+		if err := b.Ledger.ReleaseIssue(context.WithoutCancel(ctx), repo); err != nil {
+			logFor(ctx).Warn().Err(err).Msg("could not give back an unused issue of the daily cap")
+		}
+	}
+	if err != nil || issue == 0 {
+		if err == nil {
+			logFor(ctx).Info().Str("claim", string(entry.Relation)).Str("note", entry.Note).Msg("no tracking issue for this alert: its run neither starts nor attaches")
+		}
+		return err
+	}
+	entry.About = inc.Title
+	if !started && entry.RunID != "" && inc.Renotified != "" {
+		// The same incident notified again: record it where people look.
+		if _, err := gh.CreateComment(ctx, inc.Repo, issue, inc.Renotified); err != nil {
+			return err
+		}
+	}
+	subject := runs.Subject{Repo: repo, Issue: issue}
+	next := runs.Status{InstallationID: inc.Inst, Job: string(inc.Kind), Entries: []runs.Entry{entry}}
+	if !started {
+		// A repeated alert of an incident whose issue already shows it
+		// writes nothing: a storm of alerts is not a storm of edits.
+		if st, err := b.Ledger.Status(ctx, subject); err == nil && st.CommentID != 0 && st.Job == next.Job && reflect.DeepEqual(st.Entries, next.Entries) {
+			return nil
+		}
+	}
+	return b.updateStatus(ctx, gh, subject, func(st *runs.Status) { st.Replace(next) })
+}
+
+// incidentIssue finds the incident's issue (Redis, then the hidden marker
+// in issue bodies); 0 when it has none.
+func (b *Base) incidentIssue(ctx context.Context, gh GitHub, repo Repo, key, label string) (int, error) {
+	n, found, err := b.Ledger.TrackingIssue(ctx, key)
+	if err != nil || (found && n > 0) {
+		return n, err
+	}
+	if n, err = gh.FindIssue(ctx, repo, label, incidentMarker(key)); err != nil || n == 0 {
+		return 0, err
+	}
+	return n, b.Ledger.SetTrackingIssue(ctx, key, n)
+}

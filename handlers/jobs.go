@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// jobs is every job pitcrew runs. Each is declared beside its handler;
+// adding one is a line here.
+var jobs = []Job{flakyJob, migrationJob, datadogJob}
+
+// Job is one kind of work as the wiring registers it: what shared code
+// needs to start it and show it (runs.Job), its section of
+// .github/pitcrew.yml, and, for work an outside service asks for, that
+// service's hook.
+type Job struct {
+	runs.Job
+	Config repoconfig.Part
+	Source *Source // nil for jobs GitHub events start
+}
+
+var (
+	registry     runs.Jobs
+	configSchema repoconfig.Schema // .github/pitcrew.yml: the shared keys and each job's section
+	// defaultJob shows subjects whose status names no job (flaky, before
+	// statuses named theirs) or one this version does not know.
+	defaultJob = flakyJob.Job
+)
+
+// init builds the registry (not a variable initializer, because the jobs'
+// handlers read the schema it builds).
+func init() { registry, configSchema = mustRegister(jobs) }
+
+func mustRegister(list []Job) (runs.Jobs, repoconfig.Schema) {
+	var shared []runs.Job
+	var parts []repoconfig.Part
+	for _, j := range list {
+		if !prompts.Has(j.Prompt) {
+			panic("handlers: job " + string(j.Kind) + " names no prompt template " + j.Prompt)
+		}
+		shared = append(shared, j.Job)
+		if j.Config != nil {
+			parts = append(parts, j.Config)
+		}
+	}
+	reg, err := runs.NewJobs(shared...)
+	if err != nil {
+		panic(err)
+	}
+	schema, err := repoconfig.NewSchema(parts...)
+	if err != nil {
+		panic(err)
+	}
+	return reg, schema
+}
+
+// jobOf is the job of a kind, the default job for one nobody registered.
+func jobOf(k runs.Kind) runs.Job {
+	if j, ok := registry.Of(k); ok {
+		return j
+	}
+	return defaultJob
+}
+
+// sources are the outside services with a hook of their own.
+func sources() []*Source {
+	var out []*Source
+	for _, j := range jobs {
+		if j.Source != nil {
+			out = append(out, j.Source)
+		}
+	}
+	return out
+}

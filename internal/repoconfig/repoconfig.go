@@ -1,0 +1,159 @@
+// Package repoconfig reads a repository's .github/pitcrew.yml. The file has
+// two keys of its own (the daily limits) and one section per job; a job
+// declares its section (key, defaults, checks) beside its handler, and the
+// wiring builds the Schema from the list of jobs, so a new job adds a
+// section without touching this package.
+package repoconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Path is where a repository configures pitcrew.
+const Path = ".github/pitcrew.yml"
+
+// Config is one repository's configuration. Every key has a default, so a
+// repository without the file works.
+type Config struct {
+	// DailyLimit is how many runs pitcrew may start in the repository per
+	// day (UTC), all jobs together.
+	DailyLimit int
+	// DailyIssueLimit is how many issues pitcrew may open in the repository
+	// per day (UTC): tracking issues of alerts and of flaky tests.
+	DailyIssueLimit int
+
+	sections map[string]any // by key, each of its section's type
+}
+
+// Section is one job's part of the file: its key, its defaults and the
+// checks a value must pass. Of reads it from a parsed Config.
+type Section[T any] struct {
+	Key      string
+	Defaults func() T
+	// Check refuses values out of range; nil accepts any.
+	Check func(T) error
+}
+
+// Of is the section's value in c, its defaults when c does not hold it.
+func (s Section[T]) Of(c Config) T {
+	if v, ok := c.sections[s.Key].(T); ok {
+		return v
+	}
+	return s.Defaults()
+}
+
+// With returns c with the section set to v (for tests and defaults).
+func (s Section[T]) With(c Config, v T) Config {
+	m := make(map[string]any, len(c.sections)+1)
+	for k, old := range c.sections {
+		m[k] = old
+	}
+	m[s.Key] = v
+	c.sections = m
+	return c
+}
+
+func (s Section[T]) key() string        { return s.Key }
+func (s Section[T]) zero() reflect.Type { return reflect.TypeFor[T]() }
+func (s Section[T]) defaultValue() any  { return s.Defaults() }
+func (s Section[T]) check(v any) error {
+	if s.Check == nil {
+		return nil
+	}
+	return s.Check(v.(T))
+}
+
+// Part is a Section of any type, as a Schema lists it.
+type Part interface {
+	key() string
+	zero() reflect.Type
+	defaultValue() any
+	check(any) error
+}
+
+// Schema is the whole file: the shared keys and every job's section.
+type Schema struct{ parts []Part }
+
+// NewSchema is the file with these sections; keys must be distinct.
+func NewSchema(parts ...Part) (Schema, error) {
+	seen := map[string]bool{"daily_limit": true, "daily_issue_limit": true}
+	for _, p := range parts {
+		if p.key() == "" || seen[p.key()] {
+			return Schema{}, fmt.Errorf("repoconfig: section key %q is empty or used twice", p.key())
+		}
+		seen[p.key()] = true
+	}
+	return Schema{parts: parts}, nil
+}
+
+// Defaults is what applies where the file says nothing.
+func (s Schema) Defaults() Config {
+	c := Config{DailyLimit: 5, DailyIssueLimit: 10, sections: map[string]any{}}
+	for _, p := range s.parts {
+		c.sections[p.key()] = p.defaultValue()
+	}
+	return c
+}
+
+// Parse reads a configuration file strictly: unknown keys, wrong types and
+// out-of-range values are errors, never silently defaulted.
+func (s Schema) Parse(content []byte) (Config, error) {
+	cfg := s.Defaults()
+	if len(bytes.TrimSpace(content)) == 0 {
+		return cfg, nil
+	}
+	// One struct with a field per section, so the strict decoder reports
+	// an unknown key anywhere, with its line in the file.
+	fields := []reflect.StructField{
+		{Name: "DailyLimit", Type: reflect.TypeFor[int](), Tag: `yaml:"daily_limit"`},
+		{Name: "DailyIssueLimit", Type: reflect.TypeFor[int](), Tag: `yaml:"daily_issue_limit"`},
+	}
+	for i, p := range s.parts {
+		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("S%d", i), Type: p.zero(), Tag: reflect.StructTag(fmt.Sprintf("yaml:%q", p.key()))})
+	}
+	file := reflect.New(reflect.StructOf(fields))
+	file.Elem().Field(0).SetInt(int64(cfg.DailyLimit))
+	file.Elem().Field(1).SetInt(int64(cfg.DailyIssueLimit))
+	for i, p := range s.parts {
+		file.Elem().Field(i + 2).Set(reflect.ValueOf(cfg.sections[p.key()]))
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(content))
+	dec.KnownFields(true)
+	if err := dec.Decode(file.Interface()); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, err
+	}
+	cfg.DailyLimit = int(file.Elem().Field(0).Int())
+	cfg.DailyIssueLimit = int(file.Elem().Field(1).Int())
+	switch {
+	case cfg.DailyLimit < 0 || cfg.DailyLimit > 1000:
+		return Config{}, errors.New("daily_limit must be between 0 and 1000")
+	case cfg.DailyIssueLimit < 0 || cfg.DailyIssueLimit > 1000:
+		return Config{}, errors.New("daily_issue_limit must be between 0 and 1000")
+	}
+	for i, p := range s.parts {
+		v := file.Elem().Field(i + 2).Interface()
+		if err := p.check(v); err != nil {
+			return Config{}, err
+		}
+		cfg.sections[p.key()] = v
+	}
+	return cfg, nil
+}
+
+// Error is a configuration file that could not be used. It is shown to
+// users, so it names the file and the problem.
+type Error struct {
+	Source string // owner/repo@ref
+	Path   string
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s in %s: %v", e.Path, e.Source, e.Err) }
+
+func (e *Error) Unwrap() error { return e.Err }
