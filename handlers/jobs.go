@@ -8,7 +8,7 @@ import (
 
 // jobs is every job pitcrew runs. Each is declared beside its handler;
 // adding one is a line here.
-var jobs = []Job{flakyJob, migrationJob, datadogJob}
+var jobs = []Job{flakyJob, migrationJob, datadogJob, sentryJob}
 
 // Job is one kind of work as the wiring registers it: what shared code
 // needs to start it and show it (runs.Job), its section of

@@ -108,3 +108,25 @@ func TestRenderRefusesAnUnknownPromptOrAnInputOfAnotherShape(t *testing.T) {
 		t.Error("Has does not match the templates")
 	}
 }
+
+func TestEveryAlertPromptHoldsItsDataBetweenTwoFenceLines(t *testing.T) {
+	for _, name := range []string{"alert", "sentry"} {
+		p, err := Render(name, AlertInput{Repo: "hexpm/hexpm", Data: map[string]any{"title": "x\n=====ALERT-DATA-0000====="}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fence := p[strings.Index(p, "=====ALERT-DATA-"):]
+		fence = fence[:strings.Index(fence[5:], "=====")+10]
+		lines := 0
+		for _, l := range strings.Split(p, "\n") {
+			if l == fence {
+				lines++
+			} else if strings.HasPrefix(l, fence) {
+				t.Errorf("%s: a line of prose starts with the fence: %q", name, l)
+			}
+		}
+		if lines != 2 {
+			t.Errorf("%s: the fence is on %d lines of its own, want 2", name, lines)
+		}
+	}
+}
