@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,7 +89,7 @@ func NewApp(o Options) (*App, error) {
 	metrics := NewMetrics(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
 	queue := asynq.NewClientFromRedisClient(o.Redis)
-	base := Base{Clients: NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
+	base := Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
 		Queue: queue, MaxRunAge: o.MaxRunAge}
 
 	worker := NewDeliveryWorker(o.Redis, ledger, eventHandlers(base)...)

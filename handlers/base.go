@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/appconfig"
 	"github.com/rs/zerolog"
@@ -29,7 +31,7 @@ type Sandbox interface {
 
 // Base holds what every handler shares.
 type Base struct {
-	Clients Clients
+	Clients github.Clients
 	Ledger  *runs.Ledger
 	Sandbox Sandbox
 	Metrics *Metrics
@@ -62,12 +64,12 @@ func (b *Base) now() time.Time {
 // is read from GitHub again; a push that changes the file drops it sooner.
 const configTTL = 5 * time.Minute
 
-func configCacheName(repo Repo) string { return "config:" + strings.ToLower(repo.String()) }
+func configCacheName(repo github.Repo) string { return "config:" + strings.ToLower(repo.String()) }
 
 // loadRepoConfig reads and strictly parses a repository's configuration,
 // through a cache shared by the replicas (the file costs one to three API
 // calls to find). A file that exists but cannot be used is a *repoconfig.Error.
-func (b *Base) loadRepoConfig(ctx context.Context, gh GitHub, repo Repo) (repoconfig.Config, error) {
+func (b *Base) loadRepoConfig(ctx context.Context, gh github.Client, repo github.Repo) (repoconfig.Config, error) {
 	var raw appconfig.Config
 	cached, hit, err := b.Ledger.Cached(ctx, configCacheName(repo))
 	if err != nil {
@@ -104,7 +106,7 @@ func logFor(ctx context.Context) *zerolog.Logger { return zerolog.Ctx(ctx) }
 
 // reserveIssue takes one of the repository's issues for today
 // (daily_issue_limit). The first refusal of the day is reported here, once.
-func (b *Base) reserveIssue(ctx context.Context, repo Repo, cfg repoconfig.Config) (bool, error) {
+func (b *Base) reserveIssue(ctx context.Context, repo github.Repo, cfg repoconfig.Config) (bool, error) {
 	res, err := b.Ledger.ReserveIssue(ctx, repo.String(), cfg.DailyIssueLimit)
 	if err != nil {
 		return false, err

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/go-github/v66/github"
+	"github.com/pitcrew/pitcrew/internal/github"
+
+	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/runs"
@@ -25,7 +27,7 @@ func (h *CheckRun) Handles() []string { return []string{"check_run"} }
 // PassedCheck is a successful check run of another app.
 type PassedCheck struct {
 	InstallationID int64
-	Repo           Repo
+	Repo           github.Repo
 	ID             int64
 	Name           string
 	HeadSHA        string
@@ -38,7 +40,7 @@ type PassedCheck struct {
 // reruns arrive as workflow_run) and other than pitcrew itself, on a commit
 // that may be the repository's own (see CommitOrigin).
 func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, err error) {
-	var raw github.CheckRunEvent
+	var raw gogithub.CheckRunEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return PassedCheck{}, false, fmt.Errorf("decoding check_run event: %w", err)
 	}
@@ -48,7 +50,7 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 		slug == "github-actions" || slug == appSlug || c.GetName() == CheckRunName || c.GetName() == "" || !validSHA(c.GetHeadSHA()) {
 		return PassedCheck{}, false, nil
 	}
-	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
 	if err != nil {
 		return PassedCheck{}, false, err
 	}
@@ -85,7 +87,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	if err != nil {
 		return err
 	}
-	var failed []CICheck
+	var failed []github.CICheck
 	for _, c := range checks {
 		if c.Conclusion == "failure" {
 			failed = append(failed, c)
@@ -119,7 +121,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("check", ev.Name)}, logs, cfg)
 }
 
-func pullHeadRepoIDs(prs []*github.PullRequest) []int64 {
+func pullHeadRepoIDs(prs []*gogithub.PullRequest) []int64 {
 	var ids []int64
 	for _, pr := range prs {
 		ids = append(ids, pr.GetHead().GetRepo().GetID())

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
@@ -52,7 +54,7 @@ func passedOnRetry(failed, passing exunit.Report) (flakes []exunit.Failure, notF
 // jobConfig loads the repository configuration for a signal that has no
 // issue to report a broken file on: it is logged and the signal dropped.
 // proceed is false as well when enabled says the job is off.
-func (b *Base) jobConfig(ctx context.Context, gh GitHub, repo Repo, enabled func(repoconfig.Config) bool) (cfg repoconfig.Config, proceed bool, err error) {
+func (b *Base) jobConfig(ctx context.Context, gh github.Client, repo github.Repo, enabled func(repoconfig.Config) bool) (cfg repoconfig.Config, proceed bool, err error) {
 	cfg, err = b.loadRepoConfig(ctx, gh, repo)
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
@@ -68,7 +70,7 @@ func (b *Base) jobConfig(ctx context.Context, gh GitHub, repo Repo, enabled func
 // reportCIFlakes turns the failures in the failed attempts' logs into fix
 // runs, one per test (shared with any other signal about the test), counts
 // each sighting, and writes the check run.
-func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs []ciLog, cfg repoconfig.Config) error {
+func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSignal, logs []ciLog, cfg repoconfig.Config) error {
 	var entries []runs.Entry
 	seen := map[exunit.TestRef]bool{}
 	compileErrors, unlocated, infra := 0, 0, 0
@@ -130,7 +132,7 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh GitHub, sig ciSignal, logs
 	}
 	logFor(ctx).Info().Int("tests", len(entries)).Int("logs", len(logs)).Msg("read the failed attempts")
 	if flakyConfig.Of(cfg).TrackIssues {
-		repo, _ := ParseRepo(sig.Subject.Repo)
+		repo, _ := github.ParseRepo(sig.Subject.Repo)
 		for _, e := range entries {
 			if err := b.trackIssue(ctx, gh, repo, e, cfg, sig.Subject.Commit); err != nil {
 				return err

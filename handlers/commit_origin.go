@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"strings"
+
+	"github.com/pitcrew/pitcrew/internal/github"
 )
 
 // CommitOrigin is what a CI event says about where the commit it tested
@@ -56,7 +58,7 @@ func (o CommitOrigin) Ownership() Ownership {
 
 // commitIsOurs answers Ownership, asking GitHub whether sha is on the
 // named branch when the event alone cannot tell.
-func commitIsOurs(ctx context.Context, gh GitHub, repo Repo, o CommitOrigin, sha string) (bool, error) {
+func commitIsOurs(ctx context.Context, gh github.Client, repo github.Repo, o CommitOrigin, sha string) (bool, error) {
 	ours := o.Ownership() == Ours
 	if o.Ownership() == OursIfOnBranch {
 		var err error

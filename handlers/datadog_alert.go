@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/alerts"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
@@ -139,18 +141,18 @@ func firedAt(a alerts.Alert) string {
 
 // datadogRepo is the repository of an alert's code: its pitcrew_repo tag,
 // else its service's in DATADOG_SERVICE_REPOS.
-func datadogRepo(a alerts.Alert, serviceRepos map[string]string) (Repo, error) {
+func datadogRepo(a alerts.Alert, serviceRepos map[string]string) (github.Repo, error) {
 	if r := a.Tag("pitcrew_repo"); r != "" {
-		return ParseRepo(r)
+		return github.ParseRepo(r)
 	}
 	service := a.Tag("service")
 	if m := serviceInTitle.FindStringSubmatch(a.Title); service == "" && m != nil {
 		service = m[1] // the default body has no tags, but its title names the group
 	}
 	if r, ok := serviceRepos[service]; ok {
-		return ParseRepo(r)
+		return github.ParseRepo(r)
 	}
-	return Repo{}, errNoRepo
+	return github.Repo{}, errNoRepo
 }
 
 var serviceInTitle = regexp.MustCompile(`service:([A-Za-z0-9_.-]+)`)

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/google/go-github/v66/github"
+	gogithub "github.com/google/go-github/v66/github"
 )
 
 // delivery is one webhook delivery read off the wire into a pooled buffer,
@@ -94,9 +94,9 @@ func (d *delivery) verify(contentType, signature string, secret []byte) error {
 		return err
 	}
 	if mediaType == "application/json" {
-		return github.ValidateSignature(signature, d.body(), secret)
+		return gogithub.ValidateSignature(signature, d.body(), secret)
 	}
-	payload, err := github.ValidatePayloadFromBody(mediaType, bytes.NewReader(d.body()), signature, secret)
+	payload, err := gogithub.ValidatePayloadFromBody(mediaType, bytes.NewReader(d.body()), signature, secret)
 	if err != nil {
 		return err
 	}

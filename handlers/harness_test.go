@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -72,7 +74,7 @@ func newHarness(t testing.TB, startWorker bool, tune ...func(*Options)) *harness
 	h.opts = Options{
 		WebhookSecret: testWebhookSecret, RushWebhookSecret: testRushSecret, AppSlug: "pitcrew",
 		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testenv.AppKeyPEM(t),
-			githubapp.WithTransport(&RetryTransport{BaseDelay: time.Millisecond})),
+			githubapp.WithTransport(&github.RetryTransport{BaseDelay: time.Millisecond})),
 		Redis: h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
 		Concurrency: 8, PollInterval: 20 * time.Millisecond, ShutdownTimeout: 500 * time.Millisecond,
 		Schedule: Schedule{SweepEvery: time.Hour, ReconcileEvery: time.Hour},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
@@ -18,7 +20,7 @@ import (
 // takes it: one run and one tracking issue per Key, whatever the source.
 type incident struct {
 	Kind  runs.Kind
-	Repo  Repo
+	Repo  github.Repo
 	Inst  int64
 	Key   string // from incidentKey
 	ID    string // the source's own id of the incident, kept as the run's About
@@ -39,7 +41,7 @@ const alertCooldown = 7 * 24 * time.Hour
 
 // incidentKey is the idempotency key of an incident: the job, the
 // repository and the source's own id of it.
-func incidentKey(kind runs.Kind, repo Repo, id string) string {
+func incidentKey(kind runs.Kind, repo github.Repo, id string) string {
 	return string(kind) + ":" + strings.ToLower(repo.String()) + ":" + id
 }
 
@@ -49,7 +51,7 @@ func incidentMarker(key string) string { return "<!-- pitcrew:" + key + " -->" }
 
 // installedOn is the installation and client of the repository an alert
 // names; inst is 0 (and logged) when pitcrew is not installed there.
-func (b *Base) installedOn(ctx context.Context, repo Repo) (inst int64, gh GitHub, err error) {
+func (b *Base) installedOn(ctx context.Context, repo github.Repo) (inst int64, gh github.Client, err error) {
 	inst, err = b.Clients.InstallationFor(ctx, repo)
 	if err != nil || inst == 0 {
 		if inst == 0 && err == nil {
@@ -64,7 +66,7 @@ func (b *Base) installedOn(ctx context.Context, repo Repo) (inst int64, gh GitHu
 // startIncident claims the incident's run and shows it on its tracking
 // issue, opened only when the run starts or attaches, within the
 // repository's daily cap on issues. The caller holds the incident's lock.
-func (b *Base) startIncident(ctx context.Context, gh GitHub, inc incident, cfg repoconfig.Config) error {
+func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident, cfg repoconfig.Config) error {
 	repo := inc.Repo.String()
 	issue, err := b.incidentIssue(ctx, gh, inc.Repo, inc.Key, inc.Label)
 	if err != nil {
@@ -134,7 +136,7 @@ func (b *Base) startIncident(ctx context.Context, gh GitHub, inc incident, cfg r
 
 // incidentIssue finds the incident's issue (Redis, then the hidden marker
 // in issue bodies); 0 when it has none.
-func (b *Base) incidentIssue(ctx context.Context, gh GitHub, repo Repo, key, label string) (int, error) {
+func (b *Base) incidentIssue(ctx context.Context, gh github.Client, repo github.Repo, key, label string) (int, error) {
 	n, found, err := b.Ledger.TrackingIssue(ctx, key)
 	if err != nil || (found && n > 0) {
 		return n, err

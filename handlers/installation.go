@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/go-github/v66/github"
+	gogithub "github.com/google/go-github/v66/github"
 )
 
 // Installation prepares the repositories of a new installation: each gets
@@ -17,7 +17,7 @@ func (h *Installation) Handles() []string { return []string{"installation"} }
 
 // Handle implements githubapp.EventHandler.
 func (h *Installation) Handle(ctx context.Context, _, _ string, payload []byte) error {
-	var ev github.InstallationEvent
+	var ev gogithub.InstallationEvent
 	if err := json.Unmarshal(payload, &ev); err != nil {
 		return permanent(fmt.Errorf("decoding installation event: %w", err))
 	}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/go-github/v66/github"
+	"github.com/pitcrew/pitcrew/internal/github"
+
+	gogithub "github.com/google/go-github/v66/github"
 )
 
 // InstallationRepositories prepares repositories added to an existing
@@ -20,7 +22,7 @@ func (h *InstallationRepositories) Handles() []string {
 
 // Handle implements githubapp.EventHandler.
 func (h *InstallationRepositories) Handle(ctx context.Context, _, _ string, payload []byte) error {
-	var ev github.InstallationRepositoriesEvent
+	var ev gogithub.InstallationRepositoriesEvent
 	if err := json.Unmarshal(payload, &ev); err != nil {
 		return permanent(fmt.Errorf("decoding installation_repositories event: %w", err))
 	}
@@ -35,14 +37,14 @@ func (h *InstallationRepositories) Handle(ctx context.Context, _, _ string, payl
 // prepareRepos creates the flaky label (as each repository configures it)
 // where it is missing. A repository whose configuration is broken or turns
 // the job off is skipped; one failing repository does not stop the others.
-func (b *Base) prepareRepos(ctx context.Context, installationID int64, repos []*github.Repository) error {
+func (b *Base) prepareRepos(ctx context.Context, installationID int64, repos []*gogithub.Repository) error {
 	gh, err := b.Clients.Installation(installationID)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, r := range repos {
-		repo, err := ParseRepo(r.GetFullName())
+		repo, err := github.ParseRepo(r.GetFullName())
 		if err != nil {
 			continue
 		}

@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/go-github/v66/github"
+	"github.com/pitcrew/pitcrew/internal/github"
+
+	gogithub "github.com/google/go-github/v66/github"
 )
 
 // LabeledIssue is what pitcrew takes from an issues "labeled" event.
 type LabeledIssue struct {
 	InstallationID int64
-	Repo           Repo
+	Repo           github.Repo
 	Issue          int
 	Label          string
 	Sender         string
@@ -24,7 +26,7 @@ type LabeledIssue struct {
 // that is not a label added to an issue (not a pull request) of an
 // installation; err is set when the payload cannot be read at all.
 func ParseLabeledIssue(payload []byte) (ev LabeledIssue, ok bool, err error) {
-	var raw github.IssuesEvent
+	var raw gogithub.IssuesEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return LabeledIssue{}, false, fmt.Errorf("decoding issues event: %w", err)
 	}
@@ -33,7 +35,7 @@ func ParseLabeledIssue(payload []byte) (ev LabeledIssue, ok bool, err error) {
 		raw.GetIssue().GetNumber() <= 0 || raw.GetLabel().GetName() == "" || raw.GetSender().GetLogin() == "" {
 		return LabeledIssue{}, false, nil
 	}
-	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
 	if err != nil {
 		return LabeledIssue{}, false, err
 	}

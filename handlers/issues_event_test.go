@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/pitcrew/pitcrew/internal/github"
 )
 
 func TestParseLabeledIssue(t *testing.T) {
@@ -19,7 +21,7 @@ func TestParseLabeledIssue(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("ok=%v err=%v", ok, err)
 	}
-	want := LabeledIssue{InstallationID: testInstallation, Repo: Repo{"hexpm", "hexpm"}, Issue: 12, Label: "flaky", Sender: "alice", Text: "Flaky\nbody"}
+	want := LabeledIssue{InstallationID: testInstallation, Repo: github.Repo{Owner: "hexpm", Name: "hexpm"}, Issue: 12, Label: "flaky", Sender: "alice", Text: "Flaky\nbody"}
 	if ev != want {
 		t.Fatalf("got %+v\nwant %+v", ev, want)
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
@@ -57,7 +59,7 @@ func MigrationKey(repo, sha string) string { return "migration:" + strings.ToLow
 // mayHoldMigrations is the check made before the configuration is read:
 // configured directories all end in "migrations/", so a change list
 // without that string has none, whatever the configuration says.
-func mayHoldMigrations(files []ChangedFile) bool {
+func mayHoldMigrations(files []github.ChangedFile) bool {
 	for _, f := range files {
 		if strings.Contains(f.Path, "migrations/") {
 			return true
@@ -68,7 +70,7 @@ func mayHoldMigrations(files []ChangedFile) bool {
 
 // MigrationFiles returns, sorted, the files added, changed or renamed into
 // one of the migration directories (patterns as in MigrationConfig.Paths).
-func MigrationFiles(files []ChangedFile, patterns []string) []string {
+func MigrationFiles(files []github.ChangedFile, patterns []string) []string {
 	var out []string
 	for _, f := range files {
 		if f.Status == "removed" || !strings.HasSuffix(f.Path, ".exs") {
@@ -112,7 +114,7 @@ func usableMigrationNames(files []string) (usable []string, notice string) {
 type mergeSignal struct {
 	InstallationID int64
 	Delivery       string
-	Repo           Repo
+	Repo           github.Repo
 	Commit         string
 	PR             int          // 0 for a push without a pull request
 	Subject        runs.Subject // the pull request, or the commit
@@ -120,7 +122,7 @@ type mergeSignal struct {
 
 // profileMerge claims the merge's profiling run and shows it on the
 // subject: a status comment that will hold the report.
-func (b *Base) profileMerge(ctx context.Context, gh GitHub, sig mergeSignal, files []string, cfg repoconfig.Config) error {
+func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSignal, files []string, cfg repoconfig.Config) error {
 	repo := sig.Repo.String()
 	files, notice := usableMigrationNames(files)
 	if len(files) == 0 {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/publish"
 
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -202,10 +204,10 @@ func TestPushWithoutPullRequestCommentsOnTheCommit(t *testing.T) {
 }
 
 func TestMigrationFiles(t *testing.T) {
-	files := []ChangedFile{
-		{"priv/repo/migrations/1_a.exs", "added"}, {"apps/core/priv/repo/migrations/2_b.exs", "modified"},
-		{"apps/core/nested/priv/repo/migrations/3_c.exs", "added"}, {"priv/repo/migrations/4_d.exs", "removed"},
-		{"priv/repo/migrations/README.md", "added"}, {"priv/repo/seeds.exs", "modified"},
+	files := []github.ChangedFile{
+		{Path: "priv/repo/migrations/1_a.exs", Status: "added"}, {Path: "apps/core/priv/repo/migrations/2_b.exs", Status: "modified"},
+		{Path: "apps/core/nested/priv/repo/migrations/3_c.exs", Status: "added"}, {Path: "priv/repo/migrations/4_d.exs", Status: "removed"},
+		{Path: "priv/repo/migrations/README.md", Status: "added"}, {Path: "priv/repo/seeds.exs", Status: "modified"},
 	}
 	got := MigrationFiles(files, migrationConfig.Defaults().Paths)
 	want := []string{"apps/core/priv/repo/migrations/2_b.exs", "priv/repo/migrations/1_a.exs"}
@@ -223,7 +225,7 @@ func TestParseMergedPull(t *testing.T) {
 		t.Fatalf("closed without merge: ok=%v err=%v", ok, err)
 	}
 	ev, ok, err := ParseMergedPull(mergedPullEvent(t, 12, mergeSHA))
-	if err != nil || !ok || ev.Number != 12 || ev.MergeSHA != mergeSHA || ev.Repo != (Repo{"hexpm", "hexpm"}) {
+	if err != nil || !ok || ev.Number != 12 || ev.MergeSHA != mergeSHA || ev.Repo != (github.Repo{Owner: "hexpm", Name: "hexpm"}) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
 	if _, _, err := ParseMergedPull([]byte(`{"action":`)); err == nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/publish"
 
 	"github.com/pitcrew/pitcrew/runs"
@@ -128,8 +130,8 @@ func TestCommentCreatedButNotRecordedIsFoundNotDuplicated(t *testing.T) {
 	if err := h.app.Ledger.SaveStatus(t.Context(), subject, runs.Status{InstallationID: testInstallation, Creating: true}); err != nil {
 		t.Fatal(err)
 	}
-	gh, _ := NewClients(h.opts.ClientCreator).Installation(testInstallation)
-	if _, err := gh.CreateComment(t.Context(), Repo{"hexpm", "hexpm"}, 29, publish.StatusMarker+"\nqueued"); err != nil {
+	gh, _ := github.NewClients(h.opts.ClientCreator).Installation(testInstallation)
+	if _, err := gh.CreateComment(t.Context(), github.Repo{Owner: "hexpm", Name: "hexpm"}, 29, publish.StatusMarker+"\nqueued"); err != nil {
 		t.Fatal(err)
 	}
 	h.startOne(29)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -15,8 +17,8 @@ import (
 // edited in place after that, recreated if someone deleted it) or a check
 // run. The subject's lock makes concurrent updates (two runs of one issue
 // ending together) apply one after the other.
-func (b *Base) updateStatus(ctx context.Context, gh GitHub, s runs.Subject, change func(*runs.Status)) error {
-	repo, err := ParseRepo(s.Repo)
+func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subject, change func(*runs.Status)) error {
+	repo, err := github.ParseRepo(s.Repo)
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ type comments struct {
 	find   func(ctx context.Context) (int64, error)
 }
 
-func commentsOn(gh GitHub, repo Repo, s runs.Subject) comments {
+func commentsOn(gh github.Client, repo github.Repo, s runs.Subject) comments {
 	if s.IsCommit() {
 		return comments{
 			create: func(ctx context.Context, body string) (int64, error) {
@@ -97,7 +99,7 @@ func commentsOn(gh GitHub, repo Repo, s runs.Subject) comments {
 func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string) error {
 	if st.CommentID != 0 {
 		err := c.edit(ctx, st.CommentID, body)
-		if !errors.Is(err, ErrCommentGone) {
+		if !errors.Is(err, github.ErrCommentGone) {
 			if err != nil {
 				return err
 			}
@@ -130,7 +132,7 @@ func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st 
 
 // publishToSubjects rewrites the status comment of every issue that shows
 // the run, except skip.
-func (b *Base) publishToSubjects(ctx context.Context, gh GitHub, runID string, skip runs.Subject) error {
+func (b *Base) publishToSubjects(ctx context.Context, gh github.Client, runID string, skip runs.Subject) error {
 	subjects, err := b.Ledger.Subjects(ctx, runID)
 	if err != nil {
 		return err
@@ -154,9 +156,9 @@ const CheckRunName = "pitcrew / flaky tests"
 
 // writeCheckRun creates the subject's check run the first time and
 // replaces its output after that, guarding the create as writeComment does.
-func (b *Base) writeCheckRun(ctx context.Context, gh GitHub, repo Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run) error {
+func (b *Base) writeCheckRun(ctx context.Context, gh github.Client, repo github.Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run) error {
 	title, summary := publish.RenderCheckRun(runs.View{Status: st, Runs: byID, Now: b.now()})
-	out := CheckOutput{Name: CheckRunName, ExternalID: s.Source, Title: title, Summary: summary}
+	out := github.CheckOutput{Name: CheckRunName, ExternalID: s.Source, Title: title, Summary: summary}
 	if st.CheckRunID == 0 && st.Creating {
 		id, err := gh.FindCheckRun(ctx, repo, s.Commit, CheckRunName, s.Source)
 		if err != nil {

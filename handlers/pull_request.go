@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/go-github/v66/github"
+	"github.com/pitcrew/pitcrew/internal/github"
+
+	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/runs"
@@ -21,7 +23,7 @@ func (h *PullRequestMerged) Handles() []string { return []string{"pull_request"}
 // MergedPull is a pull request that was merged.
 type MergedPull struct {
 	InstallationID int64
-	Repo           Repo
+	Repo           github.Repo
 	Number         int
 	MergeSHA       string
 }
@@ -29,7 +31,7 @@ type MergedPull struct {
 // ParseMergedPull reads a pull_request event; ok is false unless it is a
 // pull request closed by a merge, for an installation.
 func ParseMergedPull(payload []byte) (ev MergedPull, ok bool, err error) {
-	var raw github.PullRequestEvent
+	var raw gogithub.PullRequestEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return MergedPull{}, false, fmt.Errorf("decoding pull_request event: %w", err)
 	}
@@ -37,7 +39,7 @@ func ParseMergedPull(payload []byte) (ev MergedPull, ok bool, err error) {
 	if raw.GetAction() != "closed" || !pr.GetMerged() || raw.GetInstallation().GetID() <= 0 || pr.GetNumber() <= 0 || !validSHA(pr.GetMergeCommitSHA()) {
 		return MergedPull{}, false, nil
 	}
-	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
 	if err != nil {
 		return MergedPull{}, false, err
 	}

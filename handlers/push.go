@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/go-github/v66/github"
+	"github.com/pitcrew/pitcrew/internal/github"
+
+	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/runs"
@@ -22,32 +24,32 @@ func (h *Push) Handles() []string { return []string{"push"} }
 // DefaultBranchPush is a push to a repository's default branch.
 type DefaultBranchPush struct {
 	InstallationID int64
-	Repo           Repo
+	Repo           github.Repo
 	After          string
-	Changed        []ChangedFile // from the pushed commits (GitHub lists up to 20)
+	Changed        []github.ChangedFile // from the pushed commits (GitHub lists up to 20)
 }
 
 // ParseDefaultBranchPush reads a push event; ok is false unless it pushed
 // commits to the default branch of an installation's repository.
 func ParseDefaultBranchPush(payload []byte) (ev DefaultBranchPush, ok bool, err error) {
-	var raw github.PushEvent
+	var raw gogithub.PushEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return DefaultBranchPush{}, false, fmt.Errorf("decoding push event: %w", err)
 	}
 	if raw.GetInstallation().GetID() <= 0 || raw.GetDeleted() || raw.GetRef() != "refs/heads/"+raw.GetRepo().GetDefaultBranch() || !validSHA(raw.GetAfter()) {
 		return DefaultBranchPush{}, false, nil
 	}
-	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
 	if err != nil {
 		return DefaultBranchPush{}, false, err
 	}
 	ev = DefaultBranchPush{InstallationID: raw.GetInstallation().GetID(), Repo: repo, After: raw.GetAfter()}
 	for _, c := range raw.Commits {
 		for _, f := range c.Added {
-			ev.Changed = append(ev.Changed, ChangedFile{Path: f, Status: "added"})
+			ev.Changed = append(ev.Changed, github.ChangedFile{Path: f, Status: "added"})
 		}
 		for _, f := range c.Modified {
-			ev.Changed = append(ev.Changed, ChangedFile{Path: f, Status: "modified"})
+			ev.Changed = append(ev.Changed, github.ChangedFile{Path: f, Status: "modified"})
 		}
 	}
 	return ev, true, nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -32,7 +34,7 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 	ledger := runs.NewLedger(o.Redis)
 	queue := asynq.NewClientFromRedisClient(o.Redis)
 	defer queue.Close()
-	base := Base{Clients: &recordingClients{Clients: NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
+	base := Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
 		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: NewMetrics(prometheus.NewRegistry()), AppSlug: o.AppSlug, Queue: queue}
 	for _, h := range eventHandlers(base) {
 		for _, e := range h.Handles() {
@@ -62,82 +64,82 @@ func (r *recorder) note(a Action) (fakeID int64, dry bool) {
 }
 
 type recordingClients struct {
-	Clients
+	github.Clients
 	rec *recorder
 }
 
-func (c *recordingClients) Installation(id int64) (GitHub, error) {
+func (c *recordingClients) Installation(id int64) (github.Client, error) {
 	gh, err := c.Clients.Installation(id)
-	return &recordingGitHub{GitHub: gh, rec: c.rec}, err
+	return &recordingGitHub{Client: gh, rec: c.rec}, err
 }
 
 // recordingGitHub passes reads through and records writes.
 type recordingGitHub struct {
-	GitHub
+	github.Client
 	rec *recorder
 }
 
-func (g *recordingGitHub) CreateComment(ctx context.Context, repo Repo, issue int, body string) (int64, error) {
+func (g *recordingGitHub) CreateComment(ctx context.Context, repo github.Repo, issue int, body string) (int64, error) {
 	if id, dry := g.rec.note(Action{Kind: "comment", Repo: repo.String(), Target: fmt.Sprint(issue), Body: body}); dry {
 		return id, nil
 	}
-	return g.GitHub.CreateComment(ctx, repo, issue, body)
+	return g.Client.CreateComment(ctx, repo, issue, body)
 }
 
-func (g *recordingGitHub) EditComment(ctx context.Context, repo Repo, id int64, body string) error {
+func (g *recordingGitHub) EditComment(ctx context.Context, repo github.Repo, id int64, body string) error {
 	if _, dry := g.rec.note(Action{Kind: "comment_edit", Repo: repo.String(), Target: fmt.Sprint(id), Body: body}); dry {
 		return nil
 	}
-	return g.GitHub.EditComment(ctx, repo, id, body)
+	return g.Client.EditComment(ctx, repo, id, body)
 }
 
-func (g *recordingGitHub) CreateLabel(ctx context.Context, repo Repo, name, color, description string) (bool, error) {
+func (g *recordingGitHub) CreateLabel(ctx context.Context, repo github.Repo, name, color, description string) (bool, error) {
 	if _, dry := g.rec.note(Action{Kind: "label", Repo: repo.String(), Target: name, Body: description}); dry {
 		return true, nil
 	}
-	return g.GitHub.CreateLabel(ctx, repo, name, color, description)
+	return g.Client.CreateLabel(ctx, repo, name, color, description)
 }
 
-func (g *recordingGitHub) CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error) {
+func (g *recordingGitHub) CreateIssue(ctx context.Context, repo github.Repo, title, body string, labels []string) (int, error) {
 	if id, dry := g.rec.note(Action{Kind: "issue", Repo: repo.String(), Target: title, Body: body}); dry {
 		return int(id), nil
 	}
-	return g.GitHub.CreateIssue(ctx, repo, title, body, labels)
+	return g.Client.CreateIssue(ctx, repo, title, body, labels)
 }
 
-func (g *recordingGitHub) EditIssueBody(ctx context.Context, repo Repo, number int, body string) error {
+func (g *recordingGitHub) EditIssueBody(ctx context.Context, repo github.Repo, number int, body string) error {
 	if _, dry := g.rec.note(Action{Kind: "issue_edit", Repo: repo.String(), Target: fmt.Sprint(number), Body: body}); dry {
 		return nil
 	}
-	return g.GitHub.EditIssueBody(ctx, repo, number, body)
+	return g.Client.EditIssueBody(ctx, repo, number, body)
 }
 
-func (g *recordingGitHub) CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error) {
+func (g *recordingGitHub) CreateCheckRun(ctx context.Context, repo github.Repo, sha string, out github.CheckOutput) (int64, error) {
 	if id, dry := g.rec.note(Action{Kind: "check_run", Repo: repo.String(), Target: sha, Body: out.Title + "\n\n" + out.Summary}); dry {
 		return id, nil
 	}
-	return g.GitHub.CreateCheckRun(ctx, repo, sha, out)
+	return g.Client.CreateCheckRun(ctx, repo, sha, out)
 }
 
-func (g *recordingGitHub) UpdateCheckRun(ctx context.Context, repo Repo, id int64, out CheckOutput) error {
+func (g *recordingGitHub) UpdateCheckRun(ctx context.Context, repo github.Repo, id int64, out github.CheckOutput) error {
 	if _, dry := g.rec.note(Action{Kind: "check_run_update", Repo: repo.String(), Target: fmt.Sprint(id), Body: out.Title + "\n\n" + out.Summary}); dry {
 		return nil
 	}
-	return g.GitHub.UpdateCheckRun(ctx, repo, id, out)
+	return g.Client.UpdateCheckRun(ctx, repo, id, out)
 }
 
-func (g *recordingGitHub) CreateCommitComment(ctx context.Context, repo Repo, sha, body string) (int64, error) {
+func (g *recordingGitHub) CreateCommitComment(ctx context.Context, repo github.Repo, sha, body string) (int64, error) {
 	if id, dry := g.rec.note(Action{Kind: "commit_comment", Repo: repo.String(), Target: sha, Body: body}); dry {
 		return id, nil
 	}
-	return g.GitHub.CreateCommitComment(ctx, repo, sha, body)
+	return g.Client.CreateCommitComment(ctx, repo, sha, body)
 }
 
-func (g *recordingGitHub) EditCommitComment(ctx context.Context, repo Repo, id int64, body string) error {
+func (g *recordingGitHub) EditCommitComment(ctx context.Context, repo github.Repo, id int64, body string) error {
 	if _, dry := g.rec.note(Action{Kind: "commit_comment_edit", Repo: repo.String(), Target: fmt.Sprint(id), Body: body}); dry {
 		return nil
 	}
-	return g.GitHub.EditCommitComment(ctx, repo, id, body)
+	return g.Client.EditCommitComment(ctx, repo, id, body)
 }
 
 // recordingSandbox records session starts; in a dry run it starts none.

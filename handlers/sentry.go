@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/alerts"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
@@ -263,7 +265,7 @@ func handleSentryAlert(ctx context.Context, b *Base, set SourceSettings, body []
 	if name == "" {
 		name = set.Repos[a.Project]
 	}
-	repo, err := ParseRepo(name)
+	repo, err := github.ParseRepo(name)
 	if err != nil {
 		log.Warn().Msg("no repository for this Sentry alert: tag events pitcrew_repo:owner/name or map the project in SENTRY_PROJECT_REPOS")
 		return nil

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
 )
@@ -72,7 +74,7 @@ func (s *Source) settings(env map[string]string) (SourceSettings, error) {
 			continue
 		}
 		name, repo, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		if _, err := ParseRepo(repo); !ok || name == "" || err != nil {
+		if _, err := github.ParseRepo(repo); !ok || name == "" || err != nil {
 			return SourceSettings{}, fmt.Errorf("%s: %q is not name=owner/repo", s.ReposEnv, pair)
 		}
 		set.Repos[name] = repo

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v66/github"
+	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/internal/hostrule"
@@ -26,7 +26,7 @@ type StatusPage struct {
 	Embedded  bool // Redis is the in-process one
 	Ledger    *runs.Ledger
 	Inspector *asynq.Inspector
-	AppClient func() (*github.Client, error)
+	AppClient func() (*gogithub.Client, error)
 }
 
 func (p *StatusPage) allowed(r *http.Request) bool {
@@ -63,7 +63,7 @@ func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	data := map[string]any{"App": p.AppSlug, "Embedded": p.Embedded, "Depth": queueDepth(p.Inspector)}
 	if client, err := p.AppClient(); err == nil {
-		if insts, _, err := client.Apps.ListInstallations(ctx, &github.ListOptions{PerPage: 100}); err == nil {
+		if insts, _, err := client.Apps.ListInstallations(ctx, &gogithub.ListOptions{PerPage: 100}); err == nil {
 			var names []string
 			for _, in := range insts {
 				names = append(names, in.GetAccount().GetLogin())

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/go-github/v66/github"
+	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,7 +15,7 @@ import (
 // retry failed deliveries by itself. It reads the app's delivery log
 // within LookBack, and asks once per delivery guid.
 type DeliverySweeper struct {
-	AppClient func() (*github.Client, error)
+	AppClient func() (*gogithub.Client, error)
 	Redis     redis.UniversalClient
 	Metrics   *Metrics
 	LookBack  time.Duration // default 3 days
@@ -36,7 +36,7 @@ func (s *DeliverySweeper) ProcessTask(ctx context.Context, _ *asynq.Task) error 
 	since := time.Now().Add(-lookBack)
 	ok := map[string]bool{}
 	failed := map[string]int64{} // guid → a delivery id to redeliver
-	opts := &github.ListCursorOptions{PerPage: 100}
+	opts := &gogithub.ListCursorOptions{PerPage: 100}
 	checked := 0
 pages:
 	for {
@@ -78,7 +78,7 @@ pages:
 			continue // asked before: once per guid
 		}
 		// GitHub answers 202 Accepted, which go-github reports as an error.
-		if _, _, err := client.Apps.RedeliverHookDelivery(ctx, id); err != nil && !errors.As(err, new(*github.AcceptedError)) {
+		if _, _, err := client.Apps.RedeliverHookDelivery(ctx, id); err != nil && !errors.As(err, new(*gogithub.AcceptedError)) {
 			// Not asked after all: the next sweep tries again.
 			s.Redis.Del(context.WithoutCancel(ctx), "pitcrew:redelivered:"+guid)
 			logFor(ctx).Warn().Err(err).Str("guid", guid).Msg("sweeper: redelivery refused")

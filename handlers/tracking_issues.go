@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
@@ -13,7 +15,7 @@ import (
 // test seen flaking in CI (flaky.track_issues). It is opened with the flaky
 // label, so pitcrew's own label event attaches it to the test's run like
 // any other report of the test.
-func (b *Base) trackIssue(ctx context.Context, gh GitHub, repo Repo, e runs.Entry, cfg repoconfig.Config, commit string) error {
+func (b *Base) trackIssue(ctx context.Context, gh github.Client, repo github.Repo, e runs.Entry, cfg repoconfig.Config, commit string) error {
 	key := flakyKeyOf(repo.String(), e.About)
 	body := trackingBody(e, commit)
 	n, exists, err := b.Ledger.TrackingIssue(ctx, key)

@@ -5,15 +5,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
-	"github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -87,7 +86,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if err := h.Handle(ctx, event, id, body); err != nil {
 		log.Error().Err(err).Msg("handling delivery failed")
 		record("failed: " + publish.Line(err.Error(), 120))
-		if gitHubWillNotChange(err) {
+		if github.WillNotChange(err) {
 			return permanent(fmt.Errorf("%s %s: %w", event, id, err))
 		}
 		return fmt.Errorf("%s %s: %w", event, id, err)
@@ -119,21 +118,4 @@ func (w *DeliveryWorker) seen(ctx context.Context, event, id string, body []byte
 		firstID = id
 	}
 	return exists.Val() > 0, firstID, nil
-}
-
-// gitHubWillNotChange reports a GitHub answer that retrying cannot change:
-// 401, 404, 422, or 403 that is not a rate limit (those are waited out).
-func gitHubWillNotChange(err error) bool {
-	var e *github.ErrorResponse
-	if !errors.As(err, &e) || e.Response == nil {
-		return false
-	}
-	switch e.Response.StatusCode {
-	case http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity:
-		return true
-	case http.StatusForbidden:
-		_, limited := rateLimitWait(e.Response)
-		return !limited
-	}
-	return false
 }

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/google/go-github/v66/github"
+	"github.com/pitcrew/pitcrew/internal/github"
+
+	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/runs"
@@ -39,7 +41,7 @@ func (h *WorkflowRun) Handles() []string { return []string{"workflow_run"} }
 // attempts failed when Attempt > 1.
 type RerunPassed struct {
 	InstallationID int64
-	Repo           Repo
+	Repo           github.Repo
 	RunID          int64
 	Attempt        int
 	CheckSuiteID   int64
@@ -53,7 +55,7 @@ type RerunPassed struct {
 // completed, successful attempt, for an installation, on a commit that may
 // be the repository's own (see CommitOrigin).
 func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
-	var raw github.WorkflowRunEvent
+	var raw gogithub.WorkflowRunEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return RerunPassed{}, false, fmt.Errorf("decoding workflow_run event: %w", err)
 	}
@@ -67,7 +69,7 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 || !validSHA(run.GetHeadSHA()) {
 		return RerunPassed{}, false, nil
 	}
-	repo, err := ParseRepo(raw.GetRepo().GetFullName())
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
 	if err != nil {
 		return RerunPassed{}, false, err
 	}
@@ -125,7 +127,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 // A failure is a candidate only when the passing attempt's job of the
 // same name ran the test and passed it; the others are set aside with
 // the reason.
-func rerunLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
+func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
 	passingJobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, ev.Attempt)
 	if err != nil {
 		return nil, err
@@ -147,7 +149,7 @@ func rerunLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPassed) ([
 			l := ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep}
 			if len(rep.Flaky()) > 0 {
 				var pass exunit.Report // empty when the passing attempt has no such successful job
-				if i := slices.IndexFunc(passingJobs, func(j CIJob) bool { return j.Name == job.Name && j.Conclusion == "success" }); i >= 0 {
+				if i := slices.IndexFunc(passingJobs, func(j github.CIJob) bool { return j.Name == job.Name && j.Conclusion == "success" }); i >= 0 {
 					if pass, err = read.report(ctx, passingJobs[i].ID); err != nil {
 						return nil, err
 					}
@@ -164,7 +166,7 @@ func rerunLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPassed) ([
 // their tests failed: a successful check run carrying an ExUnit failure
 // annotation (setup-beam's problem matcher makes one per failure). Only
 // their logs are read; a suite without such a check run costs one call.
-func inJobRetryLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
+func inJobRetryLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
 	if ev.CheckSuiteID <= 0 {
 		return nil, nil
 	}
@@ -199,7 +201,7 @@ func inJobRetryLogs(ctx context.Context, gh GitHub, read *jobLogs, ev RerunPasse
 
 // isExUnitFailure reports whether an annotation is one setup-beam's
 // elixir-mixTestFailure matcher makes: a failure on a test file's line.
-func isExUnitFailure(a Annotation) bool {
+func isExUnitFailure(a github.Annotation) bool {
 	_, err := exunit.ParseTestRef(a.Path + ":" + strconv.Itoa(a.Line))
 	return a.Level == "failure" && err == nil
 }
@@ -207,8 +209,8 @@ func isExUnitFailure(a Annotation) bool {
 // jobLogs reads each job's log at most once per delivery: a passing job
 // can be both a re-run's passing attempt and an in-job retry.
 type jobLogs struct {
-	gh      GitHub
-	repo    Repo
+	gh      github.Client
+	repo    github.Repo
 	reports map[int64]exunit.Report
 }
 

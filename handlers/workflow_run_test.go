@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 
@@ -126,7 +128,7 @@ func TestParseRerunPassed(t *testing.T) {
 		t.Fatalf("the first attempt, no installation: ok=%v err=%v", ok, err)
 	}
 	ev, ok, err := ParseRerunPassed(rerunPassedEvent(t, 7, headSHA))
-	if err != nil || !ok || ev.RunID != 7 || ev.Attempt != 2 || ev.HeadSHA != headSHA || ev.Repo != (Repo{"hexpm", "hexpm"}) {
+	if err != nil || !ok || ev.RunID != 7 || ev.Attempt != 2 || ev.HeadSHA != headSHA || ev.Repo != (github.Repo{Owner: "hexpm", Name: "hexpm"}) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
 	if _, ok, _ := ParseRerunPassed(rerunPassedEvent(t, 7, "not-a-sha")); ok {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -199,5 +201,5 @@ func newClientCreator(cfg Config) (githubapp.ClientCreator, error) {
 	}
 	return githubapp.NewClientCreator(strings.TrimRight(cfg.GitHubAPIURL, "/")+"/", cfg.V4URL(), appID, []byte(cfg.PrivateKey),
 		githubapp.WithClientUserAgent("pitcrew"), githubapp.WithClientTimeout(2*time.Minute),
-		githubapp.WithTransport(&handlers.RetryTransport{})), nil
+		githubapp.WithTransport(&github.RetryTransport{})), nil
 }

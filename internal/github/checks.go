@@ -1,4 +1,4 @@
-package handlers
+package github
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/go-github/v66/github"
+	gogithub "github.com/google/go-github/v66/github"
 )
 
 // The GitHub calls of the CI signals: workflow jobs and their logs, check
@@ -15,7 +15,7 @@ import (
 
 func (g *restGitHub) Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]CIJob, error) {
 	var out []CIJob
-	opts := &github.ListOptions{PerPage: 100}
+	opts := &gogithub.ListOptions{PerPage: 100}
 	for {
 		jobs, resp, err := g.c.Actions.ListWorkflowJobsAttempt(ctx, repo.Owner, repo.Name, runID, int64(attempt), opts)
 		if err != nil {
@@ -33,7 +33,7 @@ func (g *restGitHub) Jobs(ctx context.Context, repo Repo, runID int64, attempt i
 
 func (g *restGitHub) SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]CIJob, error) {
 	var out []CIJob
-	opts := &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	opts := &gogithub.ListCheckRunsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
 	for {
 		res, resp, err := g.c.Checks.ListCheckRunsCheckSuite(ctx, repo.Owner, repo.Name, suiteID, opts)
 		if err != nil {
@@ -50,7 +50,7 @@ func (g *restGitHub) SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int6
 }
 
 func (g *restGitHub) CheckRunAnnotations(ctx context.Context, repo Repo, checkRunID int64) ([]Annotation, error) {
-	list, _, err := g.c.Checks.ListCheckRunAnnotations(ctx, repo.Owner, repo.Name, checkRunID, &github.ListOptions{PerPage: 100})
+	list, _, err := g.c.Checks.ListCheckRunAnnotations(ctx, repo.Owner, repo.Name, checkRunID, &gogithub.ListOptions{PerPage: 100})
 	if err != nil {
 		return nil, fmt.Errorf("listing the annotations of check run %d: %w", checkRunID, err)
 	}
@@ -83,8 +83,8 @@ func (g *restGitHub) JobLog(ctx context.Context, repo Repo, jobID int64) (io.Rea
 
 func (g *restGitHub) ChecksNamed(ctx context.Context, repo Repo, ref, name string) ([]CICheck, error) {
 	all := "all"
-	res, _, err := g.c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, ref, &github.ListCheckRunsOptions{
-		CheckName: &name, Filter: &all, ListOptions: github.ListOptions{PerPage: 100},
+	res, _, err := g.c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, ref, &gogithub.ListCheckRunsOptions{
+		CheckName: &name, Filter: &all, ListOptions: gogithub.ListOptions{PerPage: 100},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing check runs %q on %s: %w", name, ref, err)
@@ -101,10 +101,10 @@ func (g *restGitHub) ChecksNamed(ctx context.Context, repo Repo, ref, name strin
 
 func (g *restGitHub) CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error) {
 	completed, neutral := "completed", "neutral"
-	opts := github.CreateCheckRunOptions{
+	opts := gogithub.CreateCheckRunOptions{
 		Name: out.Name, HeadSHA: sha, ExternalID: &out.ExternalID, Status: &completed, Conclusion: &neutral,
-		CompletedAt: &github.Timestamp{Time: time.Now()},
-		Output:      &github.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
+		CompletedAt: &gogithub.Timestamp{Time: time.Now()},
+		Output:      &gogithub.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
 	}
 	if out.DetailsURL != "" {
 		opts.DetailsURL = &out.DetailsURL
@@ -117,8 +117,8 @@ func (g *restGitHub) CreateCheckRun(ctx context.Context, repo Repo, sha string, 
 }
 
 func (g *restGitHub) UpdateCheckRun(ctx context.Context, repo Repo, id int64, out CheckOutput) error {
-	_, _, err := g.c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, github.UpdateCheckRunOptions{
-		Name: out.Name, Output: &github.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
+	_, _, err := g.c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, gogithub.UpdateCheckRunOptions{
+		Name: out.Name, Output: &gogithub.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
 	})
 	if err != nil {
 		return fmt.Errorf("updating check run %d: %w", id, err)
@@ -127,8 +127,8 @@ func (g *restGitHub) UpdateCheckRun(ctx context.Context, repo Repo, id int64, ou
 }
 
 func (g *restGitHub) FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error) {
-	res, _, err := g.c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, &github.ListCheckRunsOptions{
-		CheckName: &name, ListOptions: github.ListOptions{PerPage: 100},
+	res, _, err := g.c.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, &gogithub.ListCheckRunsOptions{
+		CheckName: &name, ListOptions: gogithub.ListOptions{PerPage: 100},
 	})
 	if err != nil {
 		return 0, fmt.Errorf("listing check runs on %s: %w", sha, err)
@@ -142,7 +142,7 @@ func (g *restGitHub) FindCheckRun(ctx context.Context, repo Repo, sha, name, ext
 }
 
 func (g *restGitHub) CommitOnBranch(ctx context.Context, repo Repo, branch, sha string) (bool, error) {
-	cmp, resp, err := g.c.Repositories.CompareCommits(ctx, repo.Owner, repo.Name, branch, sha, &github.ListOptions{PerPage: 1})
+	cmp, resp, err := g.c.Repositories.CompareCommits(ctx, repo.Owner, repo.Name, branch, sha, &gogithub.ListOptions{PerPage: 1})
 	if resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusUnprocessableEntity) {
 		return false, nil
 	}

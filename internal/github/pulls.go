@@ -1,4 +1,4 @@
-package handlers
+package github
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/go-github/v66/github"
+	gogithub "github.com/google/go-github/v66/github"
 )
 
 // The GitHub calls of the migration job: a merge's files, and comments on
@@ -14,7 +14,7 @@ import (
 
 func (g *restGitHub) ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error) {
 	var out []ChangedFile
-	opts := &github.ListOptions{PerPage: 100}
+	opts := &gogithub.ListOptions{PerPage: 100}
 	for {
 		files, resp, err := g.c.PullRequests.ListFiles(ctx, repo.Owner, repo.Name, number, opts)
 		if err != nil {
@@ -31,7 +31,7 @@ func (g *restGitHub) ChangedFiles(ctx context.Context, repo Repo, number int) ([
 }
 
 func (g *restGitHub) MergedPullFor(ctx context.Context, repo Repo, sha string) (int, error) {
-	prs, _, err := g.c.PullRequests.ListPullRequestsWithCommit(ctx, repo.Owner, repo.Name, sha, &github.ListOptions{PerPage: 100})
+	prs, _, err := g.c.PullRequests.ListPullRequestsWithCommit(ctx, repo.Owner, repo.Name, sha, &gogithub.ListOptions{PerPage: 100})
 	if err != nil {
 		return 0, fmt.Errorf("listing pull requests of %s: %w", sha, err)
 	}
@@ -44,7 +44,7 @@ func (g *restGitHub) MergedPullFor(ctx context.Context, repo Repo, sha string) (
 }
 
 func (g *restGitHub) CreateCommitComment(ctx context.Context, repo Repo, sha, body string) (int64, error) {
-	c, _, err := g.c.Repositories.CreateComment(ctx, repo.Owner, repo.Name, sha, &github.RepositoryComment{Body: &body})
+	c, _, err := g.c.Repositories.CreateComment(ctx, repo.Owner, repo.Name, sha, &gogithub.RepositoryComment{Body: &body})
 	if err != nil {
 		return 0, fmt.Errorf("commenting on %s: %w", sha, err)
 	}
@@ -52,7 +52,7 @@ func (g *restGitHub) CreateCommitComment(ctx context.Context, repo Repo, sha, bo
 }
 
 func (g *restGitHub) EditCommitComment(ctx context.Context, repo Repo, id int64, body string) error {
-	_, _, err := g.c.Repositories.UpdateComment(ctx, repo.Owner, repo.Name, id, &github.RepositoryComment{Body: &body})
+	_, _, err := g.c.Repositories.UpdateComment(ctx, repo.Owner, repo.Name, id, &gogithub.RepositoryComment{Body: &body})
 	if isStatus(err, http.StatusNotFound) {
 		return ErrCommentGone
 	}
@@ -63,7 +63,7 @@ func (g *restGitHub) EditCommitComment(ctx context.Context, repo Repo, id int64,
 }
 
 func (g *restGitHub) FindCommitComment(ctx context.Context, repo Repo, sha, marker string) (int64, error) {
-	cs, _, err := g.c.Repositories.ListCommitComments(ctx, repo.Owner, repo.Name, sha, &github.ListOptions{PerPage: 100})
+	cs, _, err := g.c.Repositories.ListCommitComments(ctx, repo.Owner, repo.Name, sha, &gogithub.ListOptions{PerPage: 100})
 	if err != nil {
 		return 0, fmt.Errorf("listing comments of %s: %w", sha, err)
 	}

@@ -1,4 +1,4 @@
-package handlers
+package github
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	gogithub "github.com/google/go-github/v66/github"
 )
 
 // RetryTransport is the base transport of pitcrew's GitHub clients. It
@@ -103,4 +105,21 @@ func rateLimitWait(resp *http.Response) (time.Duration, bool) {
 		return time.Minute, true
 	}
 	return 0, false
+}
+
+// WillNotChange reports a GitHub answer that retrying cannot change:
+// 401, 404, 422, or 403 that is not a rate limit (those are waited out).
+func WillNotChange(err error) bool {
+	var e *gogithub.ErrorResponse
+	if !errors.As(err, &e) || e.Response == nil {
+		return false
+	}
+	switch e.Response.StatusCode {
+	case http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity:
+		return true
+	case http.StatusForbidden:
+		_, limited := rateLimitWait(e.Response)
+		return !limited
+	}
+	return false
 }

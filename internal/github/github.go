@@ -1,0 +1,163 @@
+// Package github is how pitcrew reaches GitHub: the narrow interfaces the
+// handlers use, split by resource (issues, pulls, actions, checks), their
+// go-github implementation and the retry transport under it. Nothing else
+// in pitcrew imports go-github.
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/palantir/go-githubapp/appconfig"
+)
+
+// Repo names a repository.
+type Repo struct{ Owner, Name string }
+
+// String renders owner/name.
+func (r Repo) String() string { return r.Owner + "/" + r.Name }
+
+// ParseRepo splits owner/name.
+func ParseRepo(full string) (Repo, error) {
+	owner, name, ok := strings.Cut(full, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return Repo{}, fmt.Errorf("invalid repository name %q", full)
+	}
+	return Repo{owner, name}, nil
+}
+
+// Client is the part of GitHub's REST API pitcrew uses, as one
+// installation sees it, split by resource so that a handler can declare
+// only the part it needs. Keeping it narrow keeps the handlers' needs (and
+// the API calls each trigger costs) visible in one place.
+type Client interface {
+	Config
+	Issues
+	Pulls
+	Actions
+	Checks
+}
+
+// Config reads a repository's pitcrew configuration file.
+type Config interface {
+	// LoadConfig reads the raw .github/pitcrew.yml of repo, falling back to
+	// the owner's .github repository; an empty Content means no file.
+	LoadConfig(ctx context.Context, repo Repo) (appconfig.Config, error)
+}
+
+// Issues are issues, their comments and labels, and who may act on them.
+type Issues interface {
+	// Permission is the user's permission on repo: admin, write, read or none.
+	Permission(ctx context.Context, repo Repo, user string) (string, error)
+	CreateComment(ctx context.Context, repo Repo, issue int, body string) (int64, error)
+	// EditComment returns ErrCommentGone when the comment was deleted.
+	EditComment(ctx context.Context, repo Repo, id int64, body string) error
+	// FindComment returns the id of the first comment on the issue made by
+	// the app that contains marker, or 0.
+	FindComment(ctx context.Context, repo Repo, issue int, marker string) (int64, error)
+	// CreateLabel creates a label; created is false if it already existed.
+	CreateLabel(ctx context.Context, repo Repo, name, color, description string) (created bool, err error)
+	// CreateIssue opens an issue with labels and returns its number.
+	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error)
+	// FindIssue returns the number of an issue carrying label whose body
+	// contains marker, or 0.
+	FindIssue(ctx context.Context, repo Repo, label, marker string) (int, error)
+	// EditIssueBody replaces an issue's body.
+	EditIssueBody(ctx context.Context, repo Repo, number int, body string) error
+}
+
+// Pulls are pull requests, commits and their comments.
+type Pulls interface {
+	// ChangedFiles lists the files a pull request changed (all pages).
+	ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error)
+	// MergedPullFor returns the number of a merged pull request that
+	// contains commit, or 0.
+	MergedPullFor(ctx context.Context, repo Repo, sha string) (int, error)
+	// CreateCommitComment comments on a commit; EditCommitComment returns
+	// ErrCommentGone when the comment was deleted; FindCommitComment returns
+	// the id of the app's comment containing marker, or 0.
+	CreateCommitComment(ctx context.Context, repo Repo, sha, body string) (int64, error)
+	EditCommitComment(ctx context.Context, repo Repo, id int64, body string) error
+	FindCommitComment(ctx context.Context, repo Repo, sha, marker string) (int64, error)
+	// CommitOnBranch reports whether sha is on the repository's branch (its
+	// head or an ancestor of it); false when either does not exist there.
+	CommitOnBranch(ctx context.Context, repo Repo, branch, sha string) (bool, error)
+}
+
+// Actions are GitHub Actions workflow runs: their jobs and logs.
+type Actions interface {
+	// Jobs lists the jobs of one attempt of a workflow run.
+	Jobs(ctx context.Context, repo Repo, runID int64, attempt int) ([]CIJob, error)
+	// JobLog opens a job's log, following GitHub's redirect to the
+	// short-lived download URL.
+	JobLog(ctx context.Context, repo Repo, jobID int64) (io.ReadCloser, error)
+}
+
+// Checks are check suites and check runs: the CI's and pitcrew's own.
+type Checks interface {
+	// SuiteCheckRuns lists the latest check runs of a check suite (for a
+	// workflow run: one per job, its id the job's), with how many
+	// annotations each carries.
+	SuiteCheckRuns(ctx context.Context, repo Repo, suiteID int64) ([]CIJob, error)
+	// CheckRunAnnotations lists a check run's first 100 annotations.
+	CheckRunAnnotations(ctx context.Context, repo Repo, checkRunID int64) ([]Annotation, error)
+	// ChecksNamed lists the completed check runs named name on ref, from
+	// every attempt (filter=all).
+	ChecksNamed(ctx context.Context, repo Repo, ref, name string) ([]CICheck, error)
+	// CreateCheckRun creates a completed check run on a commit.
+	CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error)
+	// UpdateCheckRun replaces a check run's output.
+	UpdateCheckRun(ctx context.Context, repo Repo, id int64, out CheckOutput) error
+	// FindCheckRun returns the id of the app's check run named name on sha
+	// whose external id is externalID, or 0.
+	FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error)
+}
+
+// ChangedFile is a file a pull request or push touched.
+type ChangedFile struct {
+	Path   string
+	Status string // added, modified, renamed, removed, ...
+}
+
+// CIJob is a CI job of a workflow run, or the check run GitHub keeps for it.
+type CIJob struct {
+	ID          int64
+	Name        string
+	Conclusion  string // success, failure, cancelled, ...
+	Annotations int    // check runs only: how many annotations it carries
+}
+
+// Annotation is one annotation of a check run: what a problem matcher
+// (or the CI) pointed at.
+type Annotation struct {
+	Path    string
+	Line    int
+	Level   string // notice, warning, failure
+	Message string
+}
+
+// CICheck is a CI's check run with the text it reported.
+type CICheck struct {
+	ID         int64
+	Conclusion string
+	Text       string // output summary and text, as the log of the run
+}
+
+// CheckOutput is what pitcrew's check run shows.
+type CheckOutput struct {
+	Name, ExternalID, Title, Summary, DetailsURL string
+}
+
+// ErrCommentGone means a status comment was deleted by someone.
+var ErrCommentGone = errors.New("comment no longer exists")
+
+// Clients hands out the GitHub API for an installation.
+type Clients interface {
+	Installation(id int64) (Client, error)
+	// InstallationFor finds the app's installation on a repository; 0 when
+	// the app is not installed there.
+	InstallationFor(ctx context.Context, repo Repo) (int64, error)
+}
