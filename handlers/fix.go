@@ -100,7 +100,7 @@ func (b *Base) claimRun(ctx context.Context, req runRequest) (entry runs.Entry, 
 		}
 		return entry, true, b.failRun(ctx, run, why)
 	}
-	if _, err := b.Ledger.Move(ctx, run.ID, runs.Started, func(r *runs.Run) {
+	if _, err := b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) {
 		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, safeURL(ses.SessionURL)
 	}); err != nil && !errors.As(err, new(runs.ErrTransition)) {
 		return entry, false, err // the retry starts again with the same key: same session
@@ -136,7 +136,7 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, bool, 
 // failRun records that a queued run could not start. A run another worker
 // has started meanwhile is left alone.
 func (b *Base) failRun(ctx context.Context, run runs.Run, why string) error {
-	_, err := b.Ledger.Update(ctx, run.ID, func(r *runs.Run) error {
+	_, err := b.Ledger.Update(ctx, run, func(r *runs.Run) error {
 		if r.State != runs.Queued {
 			return errNotQueued
 		}

@@ -89,7 +89,7 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 				return runs.Subject{}, err
 			}
 			issue = n
-			if _, err := b.Ledger.Update(ctx, run.ID, func(r *runs.Run) error { r.Origin = n; return nil }); err != nil {
+			if _, err := b.Ledger.Update(ctx, run, func(r *runs.Run) error { r.Origin = n; return nil }); err != nil {
 				return runs.Subject{}, err
 			}
 		}

@@ -22,16 +22,12 @@ func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subjec
 	if err != nil {
 		return err
 	}
-	unlock, err := b.Ledger.Lock(ctx, "status:"+s.String(), 30*time.Second, time.Minute)
+	st, unlock, err := b.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", s, err)
 	}
 	defer unlock()
 
-	st, err := b.Ledger.Status(ctx, s)
-	if err != nil {
-		return err
-	}
 	if change != nil {
 		change(&st)
 	} else if st.CommentID == 0 && len(st.Entries) == 0 {
@@ -39,6 +35,9 @@ func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subjec
 	}
 	byID := map[string]runs.Run{}
 	for _, e := range st.Entries {
+		if e.RunID == "" {
+			continue // nothing started for it (see Entry.Note)
+		}
 		if r, err := b.Ledger.Get(ctx, e.RunID); err == nil {
 			byID[e.RunID] = r
 		} else if !errors.Is(err, runs.ErrNotFound) {

@@ -122,7 +122,7 @@ func (h *SessionRefresher) ProcessTask(ctx context.Context, t *asynq.Task) error
 			if !task.Reconcile || h.now().Sub(run.StartedAt) <= h.maxRunAge() {
 				return nil
 			}
-			run, err = h.Ledger.Move(ctx, run.ID, runs.Failed, func(r *runs.Run) {
+			run, err = h.Ledger.Move(ctx, run, runs.Failed, func(r *runs.Run) {
 				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge())
 			})
 			if err != nil {
@@ -187,7 +187,7 @@ func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (run
 		inner := change
 		change = func(r *runs.Run) { inner(r); r.SessionURL = url }
 	}
-	moved, err := h.Ledger.Move(ctx, run.ID, to, change)
+	moved, err := h.Ledger.Move(ctx, run, to, change)
 	var te runs.ErrTransition
 	if errors.As(err, &te) {
 		return h.Ledger.Get(ctx, run.ID) // another worker recorded it first
@@ -208,7 +208,7 @@ func (h *SessionRefresher) publishOutcome(ctx context.Context, run runs.Run) err
 	if err := h.publishToSubjects(ctx, gh, run.ID, runs.Subject{}); err != nil {
 		return err
 	}
-	_, err = h.Ledger.Update(ctx, run.ID, func(r *runs.Run) error { r.Published = true; return nil })
+	_, err = h.Ledger.Update(ctx, run, func(r *runs.Run) error { r.Published = true; return nil })
 	return err
 }
 

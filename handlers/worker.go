@@ -62,7 +62,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	}
 	record := func(outcome string) {
 		if w.Ledger != nil {
-			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()})
+			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()}, nil)
 		}
 	}
 	switch {
@@ -92,8 +92,12 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("%s %s: %w", event, id, err)
 	}
 	log.Info().Dur("took", time.Since(start)).Msg("delivery handled")
-	record("handled")
-	return w.Redis.Set(ctx, processedKey(id), 1, processedTTL).Err()
+	if w.Ledger == nil {
+		return w.Redis.Set(ctx, processedKey(id), 1, processedTTL).Err()
+	}
+	// The status page's record and the mark that matters, in one round trip.
+	return w.Ledger.RecordDelivery(ctx, runs.DeliveryRecord{ID: id, Event: event, Outcome: "handled", At: time.Now().UTC()},
+		func(p redis.Pipeliner) { p.Set(ctx, processedKey(id), 1, processedTTL) })
 }
 
 // seen reports whether delivery id was processed already, and the id

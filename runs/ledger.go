@@ -58,16 +58,16 @@ func (l *Ledger) recentKey() string            { return l.prefix + "recent-runs"
 var claimScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
-  local f = redis.call('HMGET', ARGV[3] .. cur, 'state', 'ended_at')
+  local f = redis.call('HMGET', ARGV[3] .. cur, 'state', 'ended_at', 'json')
   local state, ended = f[1], tonumber(f[2] or '0')
-  if state == 'queued' or state == 'started' then return {'attached', cur} end
+  if state == 'queued' or state == 'started' then return {'attached', cur, state, f[3]} end
   if (state == 'completed' or state == 'not_reproduced') and ended + tonumber(ARGV[2]) > tonumber(ARGV[1]) then
-    return {'cooldown', cur}
+    return {'cooldown', cur, state, f[3]}
   end
 end
 if redis.call('INCR', KEYS[3]) > tonumber(ARGV[7]) then
   redis.call('DECR', KEYS[3])
-  return {'limited', ''}
+  return {'limited', '', '', ''}
 end
 redis.call('EXPIRE', KEYS[3], 172800)
 local id = ARGV[4] .. '#' .. redis.call('INCR', KEYS[2])
@@ -77,14 +77,14 @@ redis.call('EXPIRE', rk, ARGV[6])
 redis.call('SET', KEYS[1], id, 'EX', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[1], id)
 redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -501)
-return {'new', id}
+return {'new', id, 'queued', ARGV[5]}
 `)
 
 // Claim records r as a new queued run for r.Key unless a live run holds
 // the key, or an ended one does within cooldown. It returns the run that
 // holds the key afterwards and how the caller's signal relates to it. A
 // new run counts against r.Repo's dailyLimit runs per day (UTC); past it,
-// nothing is recorded and the answer is ClaimLimited.
+// nothing is recorded and the answer is ClaimLimited. One round trip.
 func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, dailyLimit int) (Run, Claim, error) {
 	if r.Key == "" {
 		return Run{}, "", errors.New("runs: claim without a key")
@@ -104,7 +104,7 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 	if Claim(res[0]) == ClaimLimited {
 		return Run{}, ClaimLimited, nil
 	}
-	got, err := l.Get(ctx, res[1])
+	got, err := decodeRun(res[1], res[2], res[3])
 	return got, Claim(res[0]), err
 }
 
@@ -124,6 +124,12 @@ func (l *Ledger) get(ctx context.Context, c redis.Cmdable, id string) (Run, erro
 	}
 	state, _ := f[0].(string)
 	body, _ := f[1].(string)
+	return decodeRun(id, state, body)
+}
+
+// decodeRun makes a Run of its stored fields; the stored body is kept, so
+// that an update can check nobody changed the run since.
+func decodeRun(id, state, body string) (Run, error) {
 	if state == "" || body == "" {
 		return Run{}, ErrNotFound
 	}
@@ -131,20 +137,24 @@ func (l *Ledger) get(ctx context.Context, c redis.Cmdable, id string) (Run, erro
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		return Run{}, fmt.Errorf("runs: decode %s: %w", id, err)
 	}
-	r.ID, r.State = id, State(state)
+	r.ID, r.State, r.stored = id, State(state), body
 	return r, nil
 }
 
-// BySession finds the run a sandbox session belongs to.
+var bySessionScript = redis.NewScript(`
+local id = redis.call('GET', KEYS[1])
+if not id then return {'', '', ''} end
+local f = redis.call('HMGET', ARGV[1] .. id, 'state', 'json')
+return {id, f[1] or '', f[2] or ''}
+`)
+
+// BySession finds the run a sandbox session belongs to, in one round trip.
 func (l *Ledger) BySession(ctx context.Context, sessionID string) (Run, error) {
-	id, err := l.rdb.Get(ctx, l.sessionKey(sessionID)).Result()
-	if errors.Is(err, redis.Nil) {
-		return Run{}, ErrNotFound
-	}
+	res, err := bySessionScript.Run(ctx, l.rdb, []string{l.sessionKey(sessionID)}, l.prefix+"run:").StringSlice()
 	if err != nil {
 		return Run{}, fmt.Errorf("runs: find session: %w", err)
 	}
-	return l.Get(ctx, id)
+	return decodeRun(res[0], res[1], res[2])
 }
 
 // HasSession reports whether a sandbox session belongs to a run (one
@@ -154,26 +164,49 @@ func (l *Ledger) HasSession(ctx context.Context, sessionID string) (bool, error)
 	return n > 0, err
 }
 
+// updateScript writes a run only if it is still as the writer read it
+// (state and body), and keeps the session index and the started set with
+// it: one round trip for an update nobody raced.
+var updateScript = redis.NewScript(`
+local f = redis.call('HMGET', KEYS[1], 'state', 'json')
+if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[3], 'ended_at', ARGV[4], 'json', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'EX', ARGV[6]) end
+if ARGV[8] == 'add' then redis.call('ZADD', KEYS[3], ARGV[9], ARGV[10]) end
+if ARGV[8] == 'rem' then redis.call('ZREM', KEYS[3], ARGV[10]) end
+return 1
+`)
+
 // Update changes a run under optimistic locking: change sees the current
 // record and may alter it; returning an error leaves it untouched. A change
 // of State must follow the state machine. A run that has just got a
-// session is indexed by it.
-func (l *Ledger) Update(ctx context.Context, id string, change func(*Run) error) (Run, error) {
-	var out Run
-	key := l.runKey(id)
-	txf := func(tx *redis.Tx) error {
-		cur, err := l.get(ctx, tx, id)
-		if err != nil {
-			return err
+// session is indexed by it. run is the caller's copy: when nobody changed
+// the run since it was read, the update is one round trip; a run with only
+// its ID is read first, and a stale copy is read again and change re-run.
+func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (Run, error) {
+	cur := run
+	for attempt := 0; attempt < 20; attempt++ {
+		fresh := cur.stored == ""
+		if fresh {
+			var err error
+			if cur, err = l.Get(ctx, run.ID); err != nil {
+				return Run{}, err
+			}
 		}
 		next := cur
-		if err := change(&next); err != nil {
-			return err
+		err := change(&next)
+		if err == nil && next.State != cur.State && !CanMove(cur.State, next.State) {
+			err = ErrTransition{From: cur.State, To: next.State}
+		}
+		if err != nil && !fresh {
+			cur = Run{} // judged on the caller's copy: judge again on the stored run
+			continue
+		}
+		if err != nil {
+			return Run{}, err
 		}
 		if next.State != cur.State {
-			if !CanMove(cur.State, next.State) {
-				return ErrTransition{From: cur.State, To: next.State}
-			}
 			switch {
 			case next.State == Started && next.StartedAt.IsZero():
 				next.StartedAt = l.now().UTC()
@@ -183,37 +216,38 @@ func (l *Ledger) Update(ctx context.Context, id string, change func(*Run) error)
 		}
 		body, err := json.Marshal(next)
 		if err != nil {
-			return err
+			return Run{}, err
 		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, key, "state", string(next.State), "ended_at", strconv.FormatInt(endedUnix(next), 10), "json", body)
-			p.Expire(ctx, key, Retention)
-			if next.SessionID != "" && next.SessionID != cur.SessionID {
-				p.Set(ctx, l.sessionKey(next.SessionID), id, Retention)
-			}
-			// Started runs are indexed by start time, for the reconciler.
-			if next.State == Started && next.SessionID != "" {
-				p.ZAdd(ctx, l.startedKey(), redis.Z{Score: float64(next.StartedAt.Unix()), Member: next.SessionID})
-			} else if next.State.Terminal() && cur.SessionID != "" {
-				p.ZRem(ctx, l.startedKey(), cur.SessionID)
-			}
-			return nil
-		})
-		out = next
-		return err
-	}
-	for attempt := 0; attempt < 20; attempt++ {
-		err := l.rdb.Watch(ctx, txf, key)
-		if !errors.Is(err, redis.TxFailedErr) {
-			return out, err
+		var index, session, member string
+		var score int64
+		if next.SessionID != "" && next.SessionID != cur.SessionID {
+			session = next.ID
 		}
+		// Started runs are indexed by start time, for the reconciler.
+		if next.State == Started && next.SessionID != "" {
+			index, score, member = "add", next.StartedAt.Unix(), next.SessionID
+		} else if next.State.Terminal() && cur.SessionID != "" {
+			index, member = "rem", cur.SessionID
+		}
+		ok, err := updateScript.Run(ctx, l.rdb, []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey()},
+			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention/time.Second),
+			session, index, score, member).Int()
+		if err != nil {
+			return Run{}, fmt.Errorf("runs: update %s: %w", next.ID, err)
+		}
+		if ok == 1 {
+			next.stored = string(body)
+			return next, nil
+		}
+		cur = Run{} // someone else wrote it: read it again
 	}
-	return Run{}, fmt.Errorf("runs: update %s: too much contention", id)
+	return Run{}, fmt.Errorf("runs: update %s: too much contention", run.ID)
 }
 
-// Move changes a run's state (and whatever change sets alongside).
-func (l *Ledger) Move(ctx context.Context, id string, to State, change func(*Run)) (Run, error) {
-	return l.Update(ctx, id, func(r *Run) error {
+// Move changes a run's state (and whatever change sets alongside); run is
+// as for Update.
+func (l *Ledger) Move(ctx context.Context, run Run, to State, change func(*Run)) (Run, error) {
+	return l.Update(ctx, run, func(r *Run) error {
 		r.State = to
 		if change != nil {
 			change(r)
@@ -265,12 +299,16 @@ type DeliveryRecord struct {
 
 func (l *Ledger) deliveriesKey() string { return l.prefix + "recent-deliveries" }
 
-// RecordDelivery keeps the last 100 deliveries the workers handled.
-func (l *Ledger) RecordDelivery(ctx context.Context, d DeliveryRecord) error {
+// RecordDelivery keeps the last 100 deliveries the workers handled; also,
+// when set, queues more writes in the same round trip.
+func (l *Ledger) RecordDelivery(ctx context.Context, d DeliveryRecord, also func(redis.Pipeliner)) error {
 	b, _ := json.Marshal(d)
 	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.LPush(ctx, l.deliveriesKey(), b)
 		p.LTrim(ctx, l.deliveriesKey(), 0, 99)
+		if also != nil {
+			also(p)
+		}
 		return nil
 	})
 	return err

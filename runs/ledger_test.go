@@ -29,10 +29,10 @@ func TestClaimLifecycle(t *testing.T) {
 	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimAttached {
 		t.Fatalf("claim of a live key = %s", claim)
 	}
-	if _, err := l.Move(ctx, first.ID, Completed, nil); !errors.As(err, new(ErrTransition)) {
+	if _, err := l.Move(ctx, first, Completed, nil); !errors.As(err, new(ErrTransition)) {
 		t.Fatalf("queued → completed allowed: %v", err)
 	}
-	started, err := l.Move(ctx, first.ID, Started, func(r *Run) { r.SessionID = "ses_1" })
+	started, err := l.Move(ctx, first, Started, func(r *Run) { r.SessionID = "ses_1" })
 	if err != nil || started.StartedAt.IsZero() {
 		t.Fatalf("start: %+v %v", started, err)
 	}
@@ -42,7 +42,7 @@ func TestClaimLifecycle(t *testing.T) {
 	if ids, _ := l.StartedBefore(ctx, clock.Add(time.Second), 10); len(ids) != 1 || ids[0] != "ses_1" {
 		t.Fatalf("started index = %v", ids)
 	}
-	if _, err := l.Move(ctx, first.ID, Completed, nil); err != nil {
+	if _, err := l.Move(ctx, first, Completed, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -60,7 +60,7 @@ func TestClaimLifecycle(t *testing.T) {
 	}
 
 	// A failed run holds no cooldown: relabelling retries at once.
-	if _, err := l.Move(ctx, second.ID, Failed, func(r *Run) { r.Error = "boom" }); err != nil {
+	if _, err := l.Move(ctx, second, Failed, func(r *Run) { r.Error = "boom" }); err != nil {
 		t.Fatal(err)
 	}
 	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimNew || third.ID != key+"#3" {

@@ -26,16 +26,30 @@ var ErrLocked = errors.New("runs: lock is held elsewhere")
 // every ttl/3, so a slow holder keeps it, and a holder that dies (SIGKILL)
 // loses it after ttl; unlock releases it only if still held by the caller.
 func (l *Ledger) Lock(ctx context.Context, name string, ttl, wait time.Duration) (unlock func(), err error) {
+	return l.lock(ctx, name, ttl, wait, nil)
+}
+
+// lock is Lock; read, when set, queues reads sent with each attempt to
+// take the lock, so what the lock guards is read in the same round trip.
+func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, read func(redis.Pipeliner)) (unlock func(), err error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
 	key := l.prefix + "lock:" + name
 	deadline := time.Now().Add(wait)
 	for {
-		ok, err := l.rdb.SetNX(ctx, key, token, ttl).Result()
-		if err != nil {
+		var taken *redis.BoolCmd
+		_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			taken = p.SetNX(ctx, key, token, ttl)
+			if read != nil {
+				read(p)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, err
 		}
+		ok := taken.Val()
 		if ok {
 			stop := make(chan struct{})
 			go func() {

@@ -50,14 +50,16 @@ type Run struct {
 	Error     string          `json:"error,omitempty"`  // why the run failed, shown to users
 	Report    bool            `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
 	Published bool            `json:"published,omitempty"`
+
+	stored string // the body as read from the ledger, for Update's check
 }
 
 // UnmarshalJSON reads runs as this version stores them and as earlier
 // ones did, with one field per job (test, files, alert_id).
 func (r *Run) UnmarshalJSON(b []byte) error {
-	type stored Run
+	type plain Run
 	var v struct {
-		stored
+		plain
 		Test    string          `json:"test"`
 		AlertID string          `json:"alert_id"`
 		Files   json.RawMessage `json:"files"`
@@ -65,7 +67,7 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*r = Run(v.stored)
+	*r = Run(v.plain)
 	if r.About == "" {
 		r.About = v.Test + v.AlertID
 	}

@@ -133,8 +133,28 @@ func (l *Ledger) Subjects(ctx context.Context, runID string) ([]Subject, error) 
 
 // Status reads what a subject shows; a zero value if pitcrew never wrote it.
 func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
+	return decodeStatus(l.rdb.Get(ctx, l.statusKey(s)))
+}
+
+// LockStatus takes the lock on a subject's status (see Lock) and reads the
+// status in the same round trip.
+func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration) (Status, func(), error) {
+	var get *redis.StringCmd
+	unlock, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(p redis.Pipeliner) { get = p.Get(ctx, l.statusKey(s)) })
+	if err != nil {
+		return Status{}, nil, err
+	}
+	st, err := decodeStatus(get)
+	if err != nil {
+		unlock()
+		return Status{}, nil, err
+	}
+	return st, unlock, nil
+}
+
+func decodeStatus(get *redis.StringCmd) (Status, error) {
 	var st Status
-	b, err := l.rdb.Get(ctx, l.statusKey(s)).Bytes()
+	b, err := get.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return st, nil
 	}

@@ -181,7 +181,7 @@ func retryRun(ctx context.Context, ledger *runs.Ledger, rdb redis.UniversalClien
 	if r.SessionID == "" {
 		return fmt.Errorf("run %s never got a session; start it again from its signal (re-add the label, re-run CI)", id)
 	}
-	if _, err := ledger.Update(ctx, id, func(r *runs.Run) error { r.Published = false; return nil }); err != nil {
+	if _, err := ledger.Update(ctx, runs.Run{ID: id}, func(r *runs.Run) error { r.Published = false; return nil }); err != nil {
 		return err
 	}
 	q := asynq.NewClientFromRedisClient(rdb)
