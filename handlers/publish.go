@@ -22,11 +22,11 @@ func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subjec
 	if err != nil {
 		return err
 	}
-	st, unlock, err := b.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
+	st, lock, err := b.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", s, err)
 	}
-	defer unlock()
+	defer lock.Unlock()
 
 	if change != nil {
 		change(&st)
@@ -45,7 +45,7 @@ func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subjec
 		}
 	}
 	if s.IsCheck() {
-		return b.writeCheckRun(ctx, gh, repo, s, st, byID)
+		return b.writeCheckRun(ctx, gh, repo, s, st, byID, lock)
 	}
 	view := runs.View{Status: st, Runs: byID, Reports: map[string]string{}, Now: b.now()}
 	for id, r := range byID {
@@ -55,7 +55,7 @@ func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subjec
 			}
 		}
 	}
-	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, jobOf(runs.Kind(st.Job)).Render(view))
+	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, jobOf(runs.Kind(st.Job)).Render(view), lock)
 }
 
 // comments is how a subject's status comment is created, edited and found
@@ -95,14 +95,14 @@ func commentsOn(gh github.Client, repo github.Repo, s runs.Subject) comments {
 // create, the status records that one is under way, so an attempt that died
 // between GitHub's answer and recording it makes the next attempt look for
 // the comment instead of making a second one.
-func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string) error {
+func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string, lock *runs.StatusLock) error {
 	if st.CommentID != 0 {
 		err := c.edit(ctx, st.CommentID, body)
 		if !errors.Is(err, github.ErrCommentGone) {
 			if err != nil {
 				return err
 			}
-			return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
+			return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 		}
 		logFor(ctx).Info().Str("issue", s.String()).Msg("status comment was deleted; creating it again")
 		st.CommentID, st.Creating = 0, false
@@ -114,7 +114,7 @@ func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st 
 		}
 		if id != 0 {
 			st.CommentID, st.Creating = id, false
-			return b.writeComment(ctx, c, s, st, body)
+			return b.writeComment(ctx, c, s, st, body, lock)
 		}
 	}
 	st.Creating = true
@@ -126,7 +126,7 @@ func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st 
 		return err
 	}
 	st.CommentID, st.Creating = id, false
-	return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
+	return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 }
 
 // publishToSubjects rewrites the status comment of every issue that shows
@@ -155,7 +155,7 @@ const CheckRunName = "pitcrew / flaky tests"
 
 // writeCheckRun creates the subject's check run the first time and
 // replaces its output after that, guarding the create as writeComment does.
-func (b *Base) writeCheckRun(ctx context.Context, gh github.Client, repo github.Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run) error {
+func (b *Base) writeCheckRun(ctx context.Context, gh github.Client, repo github.Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run, lock *runs.StatusLock) error {
 	title, summary := publish.RenderCheckRun(runs.View{Status: st, Runs: byID, Now: b.now()})
 	out := github.CheckOutput{Name: CheckRunName, ExternalID: s.Source, Title: title, Summary: summary}
 	if st.CheckRunID == 0 && st.Creating {
@@ -170,7 +170,7 @@ func (b *Base) writeCheckRun(ctx context.Context, gh github.Client, repo github.
 			return err
 		}
 		st.Creating = false
-		return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
+		return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 	}
 	st.Creating = true
 	if err := b.Ledger.SaveStatus(ctx, s, st); err != nil {
@@ -181,5 +181,5 @@ func (b *Base) writeCheckRun(ctx context.Context, gh github.Client, repo github.
 		return err
 	}
 	st.CheckRunID, st.Creating = id, false
-	return b.Ledger.SaveStatus(context.WithoutCancel(ctx), s, st)
+	return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 }

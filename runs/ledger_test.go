@@ -171,3 +171,52 @@ func TestRunsStoredByEarlierVersionsReadIntoAboutAndData(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusLockReadsWithTheLockAndReleasesWithTheSave(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	s := Subject{Repo: "hexpm/hexpm", Issue: 7}
+	st, lock, err := l.LockStatus(ctx, s, time.Second, time.Second)
+	if err != nil || st.CommentID != 0 {
+		t.Fatalf("first lock: %+v %v", st, err)
+	}
+	if _, _, err := l.LockStatus(ctx, s, time.Second, 50*time.Millisecond); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a held status lock was taken again: %v", err)
+	}
+	if err := lock.SaveAndUnlock(ctx, Status{CommentID: 42}); err != nil {
+		t.Fatal(err)
+	}
+	lock.Unlock() // after SaveAndUnlock: nothing to do
+	st, lock, err = l.LockStatus(ctx, s, time.Second, 50*time.Millisecond)
+	if err != nil || st.CommentID != 42 {
+		t.Fatalf("after the save: %+v %v", st, err)
+	}
+	lock.Unlock()
+}
+
+func TestUpdateFromAStaleCopyIsJudgedOnTheStoredRun(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/s_test.exs:1"), time.Hour, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Move(ctx, run, Started, func(r *Run) { r.SessionID = "ses_s" }); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	got, err := l.Update(ctx, run, func(r *Run) error { // run still says queued
+		calls++
+		if r.State != Started {
+			return errors.New("judged on the stale copy")
+		}
+		r.Error = "seen started"
+		return nil
+	})
+	if err != nil || got.State != Started || got.Error != "seen started" || calls != 2 {
+		t.Fatalf("update from a stale copy: %+v %v (%d calls)", got, err, calls)
+	}
+	if stored, _ := l.Get(ctx, run.ID); stored.Error != "seen started" || stored.SessionID != "ses_s" {
+		t.Fatalf("stored %+v", stored)
+	}
+}

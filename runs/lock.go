@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,21 +27,45 @@ var ErrLocked = errors.New("runs: lock is held elsewhere")
 // every ttl/3, so a slow holder keeps it, and a holder that dies (SIGKILL)
 // loses it after ttl; unlock releases it only if still held by the caller.
 func (l *Ledger) Lock(ctx context.Context, name string, ttl, wait time.Duration) (unlock func(), err error) {
-	return l.lock(ctx, name, ttl, wait, nil)
+	h, err := l.lock(ctx, name, ttl, wait, nil)
+	if err != nil {
+		return nil, err
+	}
+	return h.unlock, nil
+}
+
+// held is a lock this process holds.
+type held struct {
+	ctx        context.Context
+	rdb        redis.UniversalClient
+	key, token string
+	stop       chan struct{}
+	once       sync.Once
+}
+
+// unlock releases the lock if still held; later calls do nothing.
+func (h *held) unlock() { h.releaseIn(h.rdb) }
+
+// releaseIn sends the release through c (a pipeline, to share a round
+// trip with the last write the lock guarded).
+func (h *held) releaseIn(c redis.Scripter) {
+	h.once.Do(func() {
+		close(h.stop)
+		unlockScript.Eval(context.WithoutCancel(h.ctx), c, []string{h.key}, h.token)
+	})
 }
 
 // lock is Lock; read, when set, queues reads sent with each attempt to
 // take the lock, so what the lock guards is read in the same round trip.
-func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, read func(redis.Pipeliner)) (unlock func(), err error) {
+func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, read func(redis.Pipeliner)) (*held, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	key := l.prefix + "lock:" + name
+	h := &held{ctx: ctx, rdb: l.rdb, key: l.prefix + "lock:" + name, token: hex.EncodeToString(b[:]), stop: make(chan struct{})}
 	deadline := time.Now().Add(wait)
 	for {
 		var taken *redis.BoolCmd
 		_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			taken = p.SetNX(ctx, key, token, ttl)
+			taken = p.SetNX(ctx, h.key, h.token, ttl)
 			if read != nil {
 				read(p)
 			}
@@ -49,25 +74,20 @@ func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration,
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, err
 		}
-		ok := taken.Val()
-		if ok {
-			stop := make(chan struct{})
+		if taken.Val() {
 			go func() {
 				t := time.NewTicker(ttl / 3)
 				defer t.Stop()
 				for {
 					select {
-					case <-stop:
+					case <-h.stop:
 						return
 					case <-t.C:
-						renewScript.Run(context.WithoutCancel(ctx), l.rdb, []string{key}, token, ttl.Milliseconds())
+						renewScript.Run(context.WithoutCancel(ctx), l.rdb, []string{h.key}, h.token, ttl.Milliseconds())
 					}
 				}
 			}()
-			return func() {
-				close(stop)
-				unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{key}, token)
-			}, nil
+			return h, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, ErrLocked

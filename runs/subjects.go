@@ -138,18 +138,49 @@ func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
 
 // LockStatus takes the lock on a subject's status (see Lock) and reads the
 // status in the same round trip.
-func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration) (Status, func(), error) {
+func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration) (Status, *StatusLock, error) {
 	var get *redis.StringCmd
-	unlock, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(p redis.Pipeliner) { get = p.Get(ctx, l.statusKey(s)) })
+	h, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(p redis.Pipeliner) { get = p.Get(ctx, l.statusKey(s)) })
 	if err != nil {
 		return Status{}, nil, err
 	}
 	st, err := decodeStatus(get)
 	if err != nil {
-		unlock()
+		h.unlock()
 		return Status{}, nil, err
 	}
-	return st, unlock, nil
+	return st, &StatusLock{l: l, s: s, held: h}, nil
+}
+
+// StatusLock is the held lock on one subject's status.
+type StatusLock struct {
+	l    *Ledger
+	s    Subject
+	held *held
+}
+
+// Unlock releases the lock; after SaveAndUnlock it does nothing.
+func (sl *StatusLock) Unlock() { sl.held.unlock() }
+
+// SaveAndUnlock stores the status and releases the lock in one round trip.
+func (sl *StatusLock) SaveAndUnlock(ctx context.Context, st Status) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	var set *redis.StatusCmd
+	_, err = sl.l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.Set(ctx, sl.l.statusKey(sl.s), b, Retention)
+		sl.held.releaseIn(p)
+		return nil
+	})
+	if set.Err() != nil {
+		return set.Err()
+	}
+	if errors.Is(err, redis.Nil) {
+		err = nil
+	}
+	return err
 }
 
 func decodeStatus(get *redis.StringCmd) (Status, error) {
