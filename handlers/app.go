@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/hibiken/asynq"
@@ -45,7 +47,7 @@ type Options struct {
 	// the periodic tasks run. SweepLookBack: how far back the delivery
 	// sweeper reads (default 3 days).
 	MaxRunAge, StaleAfter, SweepLookBack time.Duration
-	Schedule                             Schedule
+	Schedule                             queue.Schedule
 	// ShutdownTimeout is how long tasks in flight may run after Shutdown
 	// before they are handed back to the queue; default 20 s.
 	ShutdownTimeout time.Duration
@@ -59,7 +61,7 @@ type App struct {
 	queue        *asynq.Client
 	server       *asynq.Server
 	mux          *asynq.ServeMux
-	schedule     Schedule
+	schedule     queue.Schedule
 	log          zerolog.Logger
 	stopPeriodic context.CancelFunc
 	unverified   *byteBudget // what unverified bodies hold now
@@ -88,9 +90,9 @@ func NewApp(o Options) (*App, error) {
 	}
 	metrics := NewMetrics(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
-	queue := asynq.NewClientFromRedisClient(o.Redis)
+	tasks := asynq.NewClientFromRedisClient(o.Redis)
 	base := Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
-		Queue: queue, MaxRunAge: o.MaxRunAge}
+		Queue: tasks, MaxRunAge: o.MaxRunAge}
 
 	worker := NewDeliveryWorker(o.Redis, ledger, eventHandlers(base)...)
 	worker.Metrics = metrics
@@ -100,18 +102,18 @@ func NewApp(o Options) (*App, error) {
 			return next.ProcessTask(o.Logger.WithContext(ctx), t)
 		})
 	})
-	mux.Handle(TaskGitHubDelivery, worker)
-	mux.Handle(TaskSessionRefresh, &SessionRefresher{base})
-	mux.Handle(TaskReconcileRuns, &Reconciler{Base: base, StaleAfter: o.StaleAfter})
-	mux.Handle(TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: metrics, LookBack: o.SweepLookBack})
+	mux.Handle(queue.TaskGitHubDelivery, worker)
+	mux.Handle(queue.TaskSessionRefresh, &SessionRefresher{base})
+	mux.Handle(queue.TaskReconcileRuns, &Reconciler{Base: base, StaleAfter: o.StaleAfter})
+	mux.Handle(queue.TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: metrics, LookBack: o.SweepLookBack})
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	unverified := &byteBudget{}
-	intake := &Intake{Secret: []byte(o.WebhookSecret), Queue: queue, Inspector: inspector, Events: worker.Events(), Metrics: metrics, Unverified: unverified}
+	intake := &Intake{Secret: []byte(o.WebhookSecret), Queue: tasks, Inspector: inspector, Events: worker.Events(), Metrics: metrics, Unverified: unverified}
 
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
-	}, func() float64 { return queueDepth(inspector) }))
+	}, func() float64 { return queue.Depth(inspector) }))
 
 	routes := http.NewServeMux()
 	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(intake, MaxGitHubBody), o.Logger))
@@ -120,10 +122,10 @@ func NewApp(o Options) (*App, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes.Handle("POST /api/"+s.Name+"/hook", &sourceHook{source: s, secret: set.Secret, queue: queue, metrics: metrics, log: o.Logger, unverified: unverified})
+		routes.Handle("POST /api/"+s.Name+"/hook", &sourceHook{source: s, secret: set.Secret, queue: tasks, metrics: metrics, log: o.Logger, unverified: unverified})
 		mux.Handle(s.TaskType(), &sourceTask{Base: base, source: s, settings: set})
 	}
-	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: queue, Metrics: metrics, Logger: o.Logger, Unverified: unverified})
+	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: metrics, Logger: o.Logger, Unverified: unverified})
 	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
 		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient})
 	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
@@ -140,11 +142,11 @@ func NewApp(o Options) (*App, error) {
 
 	server := asynq.NewServerFromRedisClient(o.Redis, asynq.Config{
 		Concurrency:       o.Concurrency,
-		Queues:            map[string]int{QueueOutcome: 2, QueueGitHub: 1},
+		Queues:            map[string]int{queue.QueueOutcome: 2, queue.QueueGitHub: 1},
 		TaskCheckInterval: o.PollInterval,
 		ShutdownTimeout:   o.ShutdownTimeout,
-		Logger:            asynqLogger{o.Logger},
-		RetryDelayFunc:    retryDelay,
+		Logger:            queue.NewLogger(o.Logger),
+		RetryDelayFunc:    queue.RetryDelay,
 		// Session polls are scheduled tasks; look for due ones often.
 		DelayedTaskCheckInterval: time.Second,
 	})
@@ -154,7 +156,7 @@ func NewApp(o Options) (*App, error) {
 	if o.Schedule.ReconcileEvery <= 0 {
 		o.Schedule.ReconcileEvery = 2 * time.Minute
 	}
-	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: queue, server: server, mux: mux, schedule: o.Schedule, log: o.Logger, unverified: unverified}, nil
+	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: tasks, server: server, mux: mux, schedule: o.Schedule, log: o.Logger, unverified: unverified}, nil
 }
 
 // StartWorker starts taking tasks off the queue, and scheduling the
@@ -165,7 +167,7 @@ func (a *App) StartWorker() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopPeriodic = cancel
-	go runPeriodic(ctx, a.queue, a.schedule, a.log)
+	go queue.RunPeriodic(ctx, a.queue, a.schedule, a.log)
 	return nil
 }
 
@@ -199,25 +201,6 @@ func withLogger(next http.Handler, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r.WithContext(log.WithContext(r.Context())))
 	})
-}
-
-func queueDepth(in *asynq.Inspector) float64 {
-	var n int
-	for _, q := range []string{QueueGitHub, QueueOutcome} {
-		if info, err := in.GetQueueInfo(q); err == nil {
-			n += info.Pending + info.Scheduled + info.Retry
-		}
-	}
-	return float64(n)
-}
-
-// retryDelay backs off exponentially from 2 s to 10 min, with jitter from
-// asynq's default for the long tail.
-func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if n < 8 {
-		return (2 * time.Second) << n
-	}
-	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
 
 // SourceEnvKeys are the variables of every outside source, for the

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/palantir/go-githubapp/githubapp"
@@ -77,7 +79,7 @@ func newHarness(t testing.TB, startWorker bool, tune ...func(*Options)) *harness
 			githubapp.WithTransport(&github.RetryTransport{BaseDelay: time.Millisecond})),
 		Redis: h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
 		Concurrency: 8, PollInterval: 20 * time.Millisecond, ShutdownTimeout: 500 * time.Millisecond,
-		Schedule: Schedule{SweepEvery: time.Hour, ReconcileEvery: time.Hour},
+		Schedule: queue.Schedule{SweepEvery: time.Hour, ReconcileEvery: time.Hour},
 	}
 	for _, f := range tune {
 		f(&h.opts)

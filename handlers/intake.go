@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/rs/zerolog"
@@ -109,14 +111,14 @@ func (in *Intake) store(ctx context.Context, event, id string, framed []byte) er
 	// shows as failed and the sweeper has it redelivered) than a late 2xx.
 	ctx, cancel := context.WithTimeout(ctx, enqueueTimeout)
 	defer cancel()
-	_, err := in.Queue.EnqueueContext(ctx, deliveryTask(id, framed))
-	if isDuplicate(err) && in.dropIfArchived(id) {
+	_, err := in.Queue.EnqueueContext(ctx, queue.DeliveryTask(id, framed))
+	if queue.IsDuplicate(err) && in.dropIfArchived(id) {
 		// The earlier copy ran out of retries; a redelivery is how an
 		// operator asks for another go.
-		_, err = in.Queue.EnqueueContext(ctx, deliveryTask(id, framed))
+		_, err = in.Queue.EnqueueContext(ctx, queue.DeliveryTask(id, framed))
 	}
 	switch {
-	case isDuplicate(err):
+	case queue.IsDuplicate(err):
 		in.Metrics.Deliveries.WithLabelValues(event, "duplicate").Inc()
 		zerolog.Ctx(ctx).Info().Str(githubapp.LogKeyDeliveryID, id).Msg("delivery already stored; ignoring the redelivery")
 		return nil
@@ -155,9 +157,9 @@ func onIntakeError(w http.ResponseWriter, r *http.Request, err error) {
 // dropIfArchived deletes the stored copy of a delivery whose task gave up
 // (archived), and reports whether it did.
 func (in *Intake) dropIfArchived(deliveryID string) bool {
-	info, err := in.Inspector.GetTaskInfo(QueueGitHub, "gh:"+deliveryID)
+	info, err := in.Inspector.GetTaskInfo(queue.QueueGitHub, "gh:"+deliveryID)
 	if err != nil || info.State != asynq.TaskStateArchived {
 		return false
 	}
-	return in.Inspector.DeleteTask(QueueGitHub, "gh:"+deliveryID) == nil
+	return in.Inspector.DeleteTask(queue.QueueGitHub, "gh:"+deliveryID) == nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -28,13 +30,13 @@ func (h *harness) post(event, id, contentType string, body []byte, chunked bool)
 // storedDeliveries reads back every pending delivery task, by delivery id.
 func (h *harness) storedDeliveries() map[string][]byte {
 	in := asynq.NewInspectorFromRedisClient(h.redis)
-	tasks, err := in.ListPendingTasks(QueueGitHub, asynq.PageSize(1000))
+	tasks, err := in.ListPendingTasks(queue.QueueGitHub, asynq.PageSize(1000))
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	stored := map[string][]byte{}
 	for _, task := range tasks {
-		event, id, body, err := decodeDelivery(task.Payload)
+		event, id, body, err := queue.DecodeDelivery(task.Payload)
 		if err != nil || event != "issues" || task.ID != "gh:"+id {
 			h.t.Fatalf("task %s: event %q, id %q, %v", task.ID, event, id, err)
 		}

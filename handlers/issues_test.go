@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -113,7 +115,7 @@ func TestRedeliveriesStartOneRun(t *testing.T) {
 	h.eventually("the status comment", h.commentContains(8, "/s/ses_1"))
 	inspector := asynq.NewInspectorFromRedisClient(h.redis)
 	h.eventually("the delivery task to complete", func() bool {
-		info, err := inspector.GetTaskInfo(QueueGitHub, "gh:"+id)
+		info, err := inspector.GetTaskInfo(queue.QueueGitHub, "gh:"+id)
 		return err == nil && info.State == asynq.TaskStateCompleted
 	})
 	// A redelivery long after (the intake's dedup window is past) is

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/pitcrew/pitcrew/publish"
@@ -106,7 +108,7 @@ func TestSandboxErrorsAreRetriedWithTheSameKey(t *testing.T) {
 }
 
 func fastReconciler(o *Options) {
-	o.Schedule = Schedule{SweepEvery: time.Hour, ReconcileEvery: 200 * time.Millisecond}
+	o.Schedule = queue.Schedule{SweepEvery: time.Hour, ReconcileEvery: 200 * time.Millisecond}
 	o.StaleAfter = 300 * time.Millisecond
 }
 

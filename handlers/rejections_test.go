@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/hibiken/asynq"
 )
 
@@ -16,7 +18,7 @@ import (
 func (h *harness) storedTasks() int {
 	in := asynq.NewInspectorFromRedisClient(h.redis)
 	n := 0
-	for _, q := range []string{QueueGitHub, QueueOutcome} {
+	for _, q := range []string{queue.QueueGitHub, queue.QueueOutcome} {
 		if info, err := in.GetQueueInfo(q); err == nil {
 			n += info.Size + info.Completed
 		}
@@ -162,10 +164,10 @@ func TestGitHub404FailsTheStepAtOnce(t *testing.T) {
 	// A step the queue will retry is "retry"; one it gave up on is "archived".
 	inspector := asynq.NewInspectorFromRedisClient(h.redis)
 	h.eventually("the delivery to be given up", func() bool {
-		info, err := inspector.GetTaskInfo(QueueGitHub, "gh:"+id)
+		info, err := inspector.GetTaskInfo(queue.QueueGitHub, "gh:"+id)
 		return err == nil && info.State == asynq.TaskStateArchived
 	})
-	if info, _ := inspector.GetTaskInfo(QueueGitHub, "gh:"+id); info.Retried != 0 {
+	if info, _ := inspector.GetTaskInfo(queue.QueueGitHub, "gh:"+id); info.Retried != 0 {
 		t.Fatalf("a 404 was retried %d times", info.Retried)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
 
@@ -78,9 +80,9 @@ func (h *RushHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	_, err = h.Queue.EnqueueContext(r.Context(), refreshTask(refresh{SessionID: cb.SessionID}, "cb:"+r.Header.Get("webhook-id")))
+	_, err = h.Queue.EnqueueContext(r.Context(), queue.RefreshTask(queue.Refresh{SessionID: cb.SessionID}, "cb:"+r.Header.Get("webhook-id")))
 	switch {
-	case isDuplicate(err):
+	case queue.IsDuplicate(err):
 		outcome = "duplicate"
 	case err != nil:
 		log.Error().Err(err).Msg("could not queue the callback")
@@ -100,7 +102,7 @@ type SessionRefresher struct{ Base }
 
 // ProcessTask implements asynq.Handler for TaskSessionRefresh.
 func (h *SessionRefresher) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	var task refresh
+	var task queue.Refresh
 	if err := json.Unmarshal(t.Payload(), &task); err != nil {
 		return permanent(err)
 	}

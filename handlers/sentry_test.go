@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -194,7 +196,7 @@ func TestSentryAlertsEndWithOneIncidentPerSentryIssue(t *testing.T) {
 		return false
 	})
 	h.eventually("both bodies handled", func() bool {
-		info, err := asynq.NewInspectorFromRedisClient(h.redis).GetQueueInfo(QueueGitHub)
+		info, err := asynq.NewInspectorFromRedisClient(h.redis).GetQueueInfo(queue.QueueGitHub)
 		return err == nil && info.Pending+info.Active+info.Retry == 0 && info.Completed == 2
 	})
 	if h.sandbox.SessionCount() != 1 || len(h.gh.Issues()) != 1 {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/hibiken/asynq"
@@ -144,11 +146,11 @@ func (h *sourceHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := sha256.Sum256(body)
 	_, err = h.queue.EnqueueContext(r.Context(), asynq.NewTask(h.source.TaskType(), body,
-		asynq.TaskID(h.source.Name+":"+hex.EncodeToString(sum[:16])), asynq.Queue(QueueGitHub), asynq.MaxRetry(maxRetry),
+		asynq.TaskID(h.source.Name+":"+hex.EncodeToString(sum[:16])), asynq.Queue(queue.QueueGitHub), asynq.MaxRetry(queue.MaxRetry),
 		asynq.Retention(24*time.Hour), asynq.Timeout(5*time.Minute)))
 	log := h.log.With().Str("source", h.source.Name).Str("id", id).Logger()
 	switch {
-	case isDuplicate(err):
+	case queue.IsDuplicate(err):
 		outcome = "duplicate"
 		w.WriteHeader(http.StatusOK)
 	case err != nil:

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 
@@ -61,7 +63,7 @@ func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := time.Now()
-	data := map[string]any{"App": p.AppSlug, "Embedded": p.Embedded, "Depth": queueDepth(p.Inspector)}
+	data := map[string]any{"App": p.AppSlug, "Embedded": p.Embedded, "Depth": queue.Depth(p.Inspector)}
 	if client, err := p.AppClient(); err == nil {
 		if insts, _, err := client.Apps.ListInstallations(ctx, &gogithub.ListOptions{PerPage: 100}); err == nil {
 			var names []string

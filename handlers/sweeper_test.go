@@ -4,10 +4,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pitcrew/pitcrew/queue"
 )
 
 func TestSweeperRedeliversWhatNeverGotAnOK(t *testing.T) {
-	h := newHarness(t, true, func(o *Options) { o.Schedule = Schedule{SweepEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour} })
+	h := newHarness(t, true, func(o *Options) {
+		o.Schedule = queue.Schedule{SweepEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour}
+	})
 	// Two deliveries fail (pitcrew unreachable), one succeeds.
 	h.gh.SetHook("http://127.0.0.1:1/api/github/hook", testWebhookSecret)
 	missed := []string{newDeliveryID(), newDeliveryID()}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
@@ -50,7 +52,7 @@ func (w *DeliveryWorker) Events() []string {
 
 // ProcessTask implements asynq.Handler for TaskGitHubDelivery.
 func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	event, id, body, err := decodeDelivery(t.Payload())
+	event, id, body, err := queue.DecodeDelivery(t.Payload())
 	if err != nil {
 		return permanent(err)
 	}
@@ -93,11 +95,11 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	}
 	log.Info().Dur("took", time.Since(start)).Msg("delivery handled")
 	if w.Ledger == nil {
-		return w.Redis.Set(ctx, processedKey(id), 1, processedTTL).Err()
+		return w.Redis.Set(ctx, queue.ProcessedKey(id), 1, queue.ProcessedTTL).Err()
 	}
 	// The status page's record and the mark that matters, in one round trip.
 	return w.Ledger.RecordDelivery(ctx, runs.DeliveryRecord{ID: id, Event: event, Outcome: "handled", At: time.Now().UTC()},
-		func(p redis.Pipeliner) { p.Set(ctx, processedKey(id), 1, processedTTL) })
+		func(p redis.Pipeliner) { p.Set(ctx, queue.ProcessedKey(id), 1, queue.ProcessedTTL) })
 }
 
 // seen reports whether delivery id was processed already, and the id
@@ -110,8 +112,8 @@ func (w *DeliveryWorker) seen(ctx context.Context, event, id string, body []byte
 	var exists *redis.IntCmd
 	var first *redis.StatusCmd
 	_, err = w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, processedKey(id))
-		first = p.SetArgs(ctx, bodyKey(event, digest[:]), id, redis.SetArgs{Mode: "NX", Get: true, TTL: processedTTL})
+		exists = p.Exists(ctx, queue.ProcessedKey(id))
+		first = p.SetArgs(ctx, queue.BodyKey(event, digest[:]), id, redis.SetArgs{Mode: "NX", Get: true, TTL: queue.ProcessedTTL})
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/alicebob/miniredis/v2"
@@ -186,7 +188,7 @@ func retryRun(ctx context.Context, ledger *runs.Ledger, rdb redis.UniversalClien
 	}
 	q := asynq.NewClientFromRedisClient(rdb)
 	defer q.Close()
-	if _, err := q.EnqueueContext(ctx, handlers.ReconcileTask(r.SessionID, fmt.Sprintf("retry:%s:%d", r.SessionID, time.Now().Unix()))); err != nil {
+	if _, err := q.EnqueueContext(ctx, queue.ReconcileTask(r.SessionID, fmt.Sprintf("retry:%s:%d", r.SessionID, time.Now().Unix()))); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "queued a fresh read of session %s for run %s (%s)\n", r.SessionID, id, strings.ToLower(string(r.State)))

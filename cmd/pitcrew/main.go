@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pitcrew/pitcrew/queue"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
@@ -181,7 +183,7 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
 		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log, Concurrency: workers,
 		SourceEnv:  env,
-		Schedule:   handlers.Schedule{SweepEvery: sweep, ReconcileEvery: reconcile},
+		Schedule:   queue.Schedule{SweepEvery: sweep, ReconcileEvery: reconcile},
 		StaleAfter: stale, MaxRunAge: maxAge, SweepLookBack: lookBack,
 		EmbeddedRedis: cfg.RedisURL == "", StatusToken: cfg.StatusToken,
 	})

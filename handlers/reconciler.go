@@ -1,0 +1,43 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pitcrew/pitcrew/queue"
+
+	"github.com/hibiken/asynq"
+)
+
+// Reconciler finds runs whose outcome never arrived (a lost callback) and
+// reads their sessions: those that ended are reported, those running past
+// the maximum age are reported failed.
+type Reconciler struct {
+	Base
+	StaleAfter time.Duration // a started run is read once older than this; default 10 minutes
+}
+
+// ProcessTask implements asynq.Handler for TaskReconcileRuns.
+func (r *Reconciler) ProcessTask(ctx context.Context, _ *asynq.Task) error {
+	stale := r.StaleAfter
+	if stale <= 0 {
+		stale = 10 * time.Minute
+	}
+	sessions, err := r.Ledger.StartedBefore(ctx, r.now().Add(-stale), 500)
+	if err != nil {
+		return err
+	}
+	bucket := r.now().Unix() / int64(max(stale/time.Second, 1))
+	for _, id := range sessions {
+		_, err := r.Queue.EnqueueContext(ctx, queue.ReconcileTask(id, fmt.Sprintf("reconcile:%s:%d", id, bucket)))
+		if err != nil && !queue.IsDuplicate(err) {
+			return err
+		}
+	}
+	if len(sessions) > 0 {
+		r.Metrics.Reconciled.Add(float64(len(sessions)))
+		logFor(ctx).Info().Int("sessions", len(sessions)).Msg("reconciler: reading runs without an outcome")
+	}
+	return nil
+}

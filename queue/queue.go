@@ -1,0 +1,107 @@
+// Package queue is the durable queue between the hooks and the handlers
+// (asynq on Redis): the task types and their constructors, the retry
+// policy, the keys that remember finished deliveries, and the periodic
+// ticks every replica sends and one worker runs.
+package queue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Task types on the durable queue.
+const (
+	TaskGitHubDelivery = "github:delivery" // a verified GitHub webhook delivery
+	TaskSessionRefresh = "sandbox:Refresh" // read a session and report its outcome
+)
+
+// Queue names; a busy GitHub intake does not delay outcome reports.
+const (
+	QueueGitHub  = "github"
+	QueueOutcome = "outcome"
+)
+
+const (
+	// DeliveryRetention keeps a finished delivery task in Redis, so a
+	// redelivery within that time is refused at intake by its task id.
+	DeliveryRetention = time.Hour
+	// ProcessedTTL is how long the worker remembers a delivery it finished;
+	// GitHub can redeliver a delivery for 3 days.
+	ProcessedTTL = 72 * time.Hour
+	MaxRetry     = 12
+)
+
+// DecodeDelivery splits a delivery task's payload, framed by readDelivery
+// as "event\ndelivery-id\n" + body: no JSON re-encoding, no copy.
+func DecodeDelivery(p []byte) (event, id string, body []byte, err error) {
+	e, rest, ok1 := bytes.Cut(p, []byte{'\n'})
+	d, body, ok2 := bytes.Cut(rest, []byte{'\n'})
+	if !ok1 || !ok2 || len(e) == 0 || len(d) == 0 {
+		return "", "", nil, errors.New("malformed delivery task")
+	}
+	return string(e), string(d), body, nil
+}
+
+// DeliveryTask is the queue's task for a framed delivery (DecodeDelivery).
+func DeliveryTask(id string, framed []byte) *asynq.Task {
+	return asynq.NewTask(TaskGitHubDelivery, framed,
+		asynq.TaskID("gh:"+id), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
+		asynq.Retention(DeliveryRetention), asynq.Timeout(5*time.Minute))
+}
+
+// Refresh is the payload of a TaskSessionRefresh: read a session.
+// Reconcile marks the reconciler's read of a run whose callback may be
+// lost: a session still running past the maximum age is given up.
+type Refresh struct {
+	SessionID string `json:"session_id"`
+	Reconcile bool   `json:"reconcile,omitempty"`
+}
+
+func RefreshTask(r Refresh, taskID string, opts ...asynq.Option) *asynq.Task {
+	payload, _ := json.Marshal(r)
+	return asynq.NewTask(TaskSessionRefresh, payload, append([]asynq.Option{
+		asynq.TaskID(taskID), asynq.Queue(QueueOutcome), asynq.MaxRetry(MaxRetry),
+		asynq.Retention(24 * time.Hour), asynq.Timeout(5 * time.Minute)}, opts...)...)
+}
+
+// ReconcileTask asks a worker to read a session again and report its
+// outcome (the reconciler; pitcrew runs retry). taskID keeps a repeat from
+// being queued twice.
+func ReconcileTask(sessionID, taskID string) *asynq.Task {
+	return RefreshTask(Refresh{SessionID: sessionID, Reconcile: true}, taskID)
+}
+
+// IsDuplicate reports whether an enqueue failed only because the same
+// task is already stored.
+func IsDuplicate(err error) bool { return errors.Is(err, asynq.ErrTaskIDConflict) }
+
+func ProcessedKey(id string) string { return fmt.Sprintf("pitcrew:delivery:%s", id) }
+
+// BodyKey remembers which delivery id a body was first accepted under.
+func BodyKey(event string, digest []byte) string {
+	return fmt.Sprintf("pitcrew:delivery-body:%s:%x", event, digest)
+}
+
+func Depth(in *asynq.Inspector) float64 {
+	var n int
+	for _, q := range []string{QueueGitHub, QueueOutcome} {
+		if info, err := in.GetQueueInfo(q); err == nil {
+			n += info.Pending + info.Scheduled + info.Retry
+		}
+	}
+	return float64(n)
+}
+
+// RetryDelay backs off exponentially from 2 s to 10 min, with jitter from
+// asynq's default for the long tail.
+func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if n < 8 {
+		return (2 * time.Second) << n
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
