@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/pitcrew/pitcrew/hook"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
 
 	"github.com/pitcrew/pitcrew/queue"
 
@@ -64,7 +67,7 @@ type App struct {
 	schedule     queue.Schedule
 	log          zerolog.Logger
 	stopPeriodic context.CancelFunc
-	unverified   *byteBudget // what unverified bodies hold now
+	unverified   *hook.Budget // what unverified bodies hold now
 }
 
 // NewApp wires the handlers together.
@@ -88,14 +91,14 @@ func NewApp(o Options) (*App, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	metrics := NewMetrics(o.Registry)
+	counters := metrics.New(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
 	tasks := asynq.NewClientFromRedisClient(o.Redis)
-	base := Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: metrics, AppSlug: o.AppSlug,
+	base := Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
 		Queue: tasks, MaxRunAge: o.MaxRunAge}
 
 	worker := NewDeliveryWorker(o.Redis, ledger, eventHandlers(base)...)
-	worker.Metrics = metrics
+	worker.Metrics = counters
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
@@ -105,27 +108,27 @@ func NewApp(o Options) (*App, error) {
 	mux.Handle(queue.TaskGitHubDelivery, worker)
 	mux.Handle(queue.TaskSessionRefresh, &SessionRefresher{base})
 	mux.Handle(queue.TaskReconcileRuns, &Reconciler{Base: base, StaleAfter: o.StaleAfter})
-	mux.Handle(queue.TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: metrics, LookBack: o.SweepLookBack})
+	mux.Handle(queue.TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: counters, LookBack: o.SweepLookBack})
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
-	unverified := &byteBudget{}
-	intake := &Intake{Secret: []byte(o.WebhookSecret), Queue: tasks, Inspector: inspector, Events: worker.Events(), Metrics: metrics, Unverified: unverified}
+	unverified := &hook.Budget{}
+	intake := &hook.Intake{Secret: []byte(o.WebhookSecret), Queue: tasks, Inspector: inspector, Events: worker.Events(), Metrics: counters, Unverified: unverified}
 
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
 	}, func() float64 { return queue.Depth(inspector) }))
 
 	routes := http.NewServeMux()
-	routes.Handle("POST /api/github/hook", requireSHA256(http.MaxBytesHandler(intake, MaxGitHubBody), o.Logger))
+	routes.Handle("POST /api/github/hook", hook.RequireSHA256(http.MaxBytesHandler(intake, hook.MaxGitHubBody), o.Logger))
 	for _, s := range sources() {
 		set, err := s.settings(o.SourceEnv)
 		if err != nil {
 			return nil, err
 		}
-		routes.Handle("POST /api/"+s.Name+"/hook", &sourceHook{source: s, secret: set.Secret, queue: tasks, metrics: metrics, log: o.Logger, unverified: unverified})
+		routes.Handle("POST /api/"+s.Name+"/hook", &hook.Outside{Source: &s.Source, Secret: set.Secret, Queue: tasks, Metrics: counters, Log: o.Logger, Unverified: unverified})
 		mux.Handle(s.TaskType(), &sourceTask{Base: base, source: s, settings: set})
 	}
-	routes.Handle("POST /api/rush/hook", &RushHook{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: metrics, Logger: o.Logger, Unverified: unverified})
+	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: counters, Logger: o.Logger, Unverified: unverified})
 	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
 		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient})
 	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
@@ -180,21 +183,6 @@ func (a *App) Shutdown() {
 		a.server.Shutdown()
 	}
 	a.queue.Close()
-}
-
-// requireSHA256 refuses deliveries signed only with the legacy SHA-1
-// header, which go-github would otherwise accept.
-func requireSHA256(next http.Handler, log zerolog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// go-github takes the hash from the value's prefix, so "sha1=..."
-		// here would be checked as SHA-1.
-		if !strings.HasPrefix(r.Header.Get("X-Hub-Signature-256"), "sha256=") {
-			log.Warn().Str("delivery", r.Header.Get("X-GitHub-Delivery")).Msg("rejected a delivery without a SHA-256 signature")
-			http.Error(w, "missing X-Hub-Signature-256 (sha256=...)", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 func withLogger(next http.Handler, log zerolog.Logger) http.Handler {

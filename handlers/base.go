@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/metrics"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/hibiken/asynq"
@@ -34,7 +36,7 @@ type Base struct {
 	Clients github.Clients
 	Ledger  *runs.Ledger
 	Sandbox Sandbox
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
 	Now     func() time.Time

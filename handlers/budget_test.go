@@ -8,32 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestByteBudgetKeepsHalfForSmallBodies(t *testing.T) {
-	const small, large = 64 << 10, 4 << 20
-	b := &byteBudget{limit: 16 << 20}
-	for i, tc := range []struct {
-		n, total int64
-		want     bool
-	}{
-		{large, large, true},                    // 4 MiB of the 8 large bodies may hold
-		{large, large, true},                    // 8 MiB
-		{large, large, false},                   // past half: refused
-		{small, small, true},                    // a small body still fits
-		{7 << 20, small, true},                  // small bodies may fill the rest (15 MiB + 64 KiB)
-		{1 << 20, small, false},                 // but not past the whole
-		{small + 1, maxPooledBuffer + 1, false}, // a body growing past the pool size counts as large
-	} {
-		if got := b.take(tc.n, tc.total); got != tc.want {
-			t.Fatalf("step %d: take(%d, %d) = %v, want %v (used %d)", i, tc.n, tc.total, got, tc.want, b.used.Load())
-		}
-	}
-	b.give(b.used.Load())
-	if b.used.Load() != 0 {
-		t.Fatal("budget not given back")
-	}
-}
+	"github.com/pitcrew/pitcrew/hook"
+)
 
 // stalledPost opens a connection that sends the headers of an unsigned
 // post of size bytes and then stalls, as a slow or hostile sender does.
@@ -50,12 +27,12 @@ func stalledPost(t *testing.T, url, path string, size int) net.Conn {
 
 func TestLargeUnverifiedBodiesAreBoundedAndSmallDeliveriesStillPass(t *testing.T) {
 	h := newHarness(t, false)
-	const size = MaxGitHubBody - 100<<10 // 4.9 MiB
+	const size = hook.MaxGitHubBody - 100<<10 // 4.9 MiB
 	// The budget's half for large bodies holds six of them.
 	for i := 0; i < 6; i++ {
 		stalledPost(t, h.server.URL, "/api/github/hook", size)
 	}
-	h.eventually("the six bodies holding the budget", func() bool { return h.app.unverified.used.Load() >= 6*size })
+	h.eventually("the six bodies holding the budget", func() bool { return h.app.unverified.Used() >= 6*size })
 	extra := stalledPost(t, h.server.URL, "/api/github/hook", size)
 	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
 	head, _ := io.ReadAll(io.LimitReader(extra, 512))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/hook"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/pitcrew/pitcrew/alerts"
@@ -22,8 +24,9 @@ import (
 var datadogJob = Job{
 	Job:    runs.Job{Kind: runs.KindAlert, Prompt: "alert", Connections: []string{"datadog"}, Render: publish.RenderAlert},
 	Config: datadogConfig,
-	Source: &Source{Name: "datadog", Title: "Datadog", SecretEnv: "DATADOG_WEBHOOK_TOKEN", ReposEnv: "DATADOG_SERVICE_REPOS",
-		Auth: Auth{Header: "X-Pitcrew-Token"}, MaxBody: alerts.MaxBody, Accept: acceptDatadog, Handle: handleDatadogAlert},
+	Source: &Source{
+		Source:    hook.Source{Name: "datadog", Title: "Datadog", Auth: hook.Auth{Header: "X-Pitcrew-Token"}, MaxBody: alerts.MaxBody, Accept: acceptDatadog},
+		SecretEnv: "DATADOG_WEBHOOK_TOKEN", ReposEnv: "DATADOG_SERVICE_REPOS", Handle: handleDatadogAlert},
 }
 
 // acceptDatadog checks a Datadog body is an alert of either payload shape.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/hook"
+
 	"github.com/pitcrew/pitcrew/queue"
 
 	"github.com/hibiken/asynq"
@@ -110,7 +112,7 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 	if m := h.get("/metrics"); !strings.Contains(m, `event="unverified",outcome="rejected"`) || strings.Contains(m, "\xff") {
 		t.Error("an unverified event name reached the metrics")
 	}
-	big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), MaxGitHubBody)...)
+	big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), hook.MaxGitHubBody)...)
 	if code := h.post("issues", newDeliveryID(), "application/json", append(big, `"}`...), true); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a chunked body over the limit answered %d", code)
 	}

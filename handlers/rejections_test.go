@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/hook"
+
 	"github.com/pitcrew/pitcrew/queue"
 
 	"github.com/hibiken/asynq"
@@ -29,7 +31,7 @@ func (h *harness) storedTasks() int {
 func TestIntakeRejectsBadDeliveriesBeforeStoringAnything(t *testing.T) {
 	h := newHarness(t, false)
 	good := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
-	big := append([]byte(`{"action":"labeled","pad":"`), bytes.Repeat([]byte("x"), MaxGitHubBody)...)
+	big := append([]byte(`{"action":"labeled","pad":"`), bytes.Repeat([]byte("x"), hook.MaxGitHubBody)...)
 	big = append(big, `"}`...)
 	cases := []struct {
 		name      string

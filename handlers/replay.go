@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pitcrew/pitcrew/internal/metrics"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/hibiken/asynq"
@@ -35,7 +37,7 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 	queue := asynq.NewClientFromRedisClient(o.Redis)
 	defer queue.Close()
 	base := Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
-		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: NewMetrics(prometheus.NewRegistry()), AppSlug: o.AppSlug, Queue: queue}
+		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug, Queue: queue}
 	for _, h := range eventHandlers(base) {
 		for _, e := range h.Handles() {
 			if e == event {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/hook"
+
 	"github.com/pitcrew/pitcrew/internal/github"
 
 	"github.com/pitcrew/pitcrew/alerts"
@@ -26,8 +28,10 @@ import (
 var sentryJob = Job{
 	Job:    runs.Job{Kind: kindSentry, Prompt: "sentry", Render: publish.RenderAlert},
 	Config: sentryConfig,
-	Source: &Source{Name: "sentry", Title: "Sentry", SecretEnv: "SENTRY_CLIENT_SECRET", ReposEnv: "SENTRY_PROJECT_REPOS",
-		Auth: Auth{Header: "Sentry-Hook-Signature", HMAC: true}, MaxBody: maxSentryBody, Accept: acceptSentry, Handle: handleSentryAlert},
+	Source: &Source{
+		Source: hook.Source{Name: "sentry", Title: "Sentry", Auth: hook.Auth{Header: "Sentry-Hook-Signature", HMAC: true},
+			MaxBody: maxSentryBody, Accept: acceptSentry},
+		SecretEnv: "SENTRY_CLIENT_SECRET", ReposEnv: "SENTRY_PROJECT_REPOS", Handle: handleSentryAlert},
 }
 
 const kindSentry runs.Kind = "sentry"
@@ -110,7 +114,7 @@ var (
 )
 
 // ParseSentryAlert reads an event_alert webhook body. An action other than
-// triggered is errIgnored; a body without an event and its issue id is an
+// triggered is hook.ErrIgnored; a body without an event and its issue id is an
 // error.
 func ParseSentryAlert(body []byte) (SentryAlert, error) {
 	var v struct {
@@ -154,7 +158,7 @@ func ParseSentryAlert(body []byte) (SentryAlert, error) {
 		return SentryAlert{}, fmt.Errorf("not a Sentry event alert: %w", err)
 	}
 	if v.Action != "triggered" {
-		return SentryAlert{}, errIgnored
+		return SentryAlert{}, hook.ErrIgnored
 	}
 	ev := v.Data.Event
 	if ev == nil {
@@ -246,7 +250,7 @@ func sentryTags(raw json.RawMessage) [][2]string {
 // (installation, issue, metric_alert, ...) are acknowledged and ignored.
 func acceptSentry(header func(string) string, body []byte) (string, error) {
 	if header("Sentry-Hook-Resource") != "event_alert" {
-		return "", errIgnored
+		return "", hook.ErrIgnored
 	}
 	a, err := ParseSentryAlert(body)
 	return a.IssueID, err

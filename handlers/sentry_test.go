@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pitcrew/pitcrew/hook"
+
 	"github.com/pitcrew/pitcrew/queue"
 
 	"github.com/hibiken/asynq"
@@ -85,7 +87,7 @@ func TestParseSentryAlertRefusesOrIgnores(t *testing.T) {
 		{"empty", ``, false},
 	} {
 		_, err := ParseSentryAlert([]byte(c.body))
-		if err == nil || errors.Is(err, errIgnored) != c.ignored {
+		if err == nil || errors.Is(err, hook.ErrIgnored) != c.ignored {
 			t.Errorf("%s: err = %v, ignored should be %v", c.name, err, c.ignored)
 		}
 	}

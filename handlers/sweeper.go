@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/metrics"
+
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -17,7 +19,7 @@ import (
 type DeliverySweeper struct {
 	AppClient func() (*gogithub.Client, error)
 	Redis     redis.UniversalClient
-	Metrics   *Metrics
+	Metrics   *metrics.Metrics
 	LookBack  time.Duration // default 3 days
 	// MaxPerSweep bounds the redeliveries asked for in one sweep.
 	MaxPerSweep int

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/metrics"
+
 	"github.com/pitcrew/pitcrew/queue"
 
 	"github.com/hibiken/asynq"
@@ -26,7 +28,7 @@ import (
 type DeliveryWorker struct {
 	Redis    redis.UniversalClient
 	Ledger   *runs.Ledger
-	Metrics  *Metrics
+	Metrics  *metrics.Metrics
 	Handlers map[string]githubapp.EventHandler
 }
 

@@ -27,6 +27,8 @@ var forbidden = map[string][]string{
 	module + "/alerts":  append(append([]string{}, pipeline...), transport...),
 	module + "/runs":    {module + "/handlers", module + "/sandbox", module + "/publish", "net/http", "github.com/hibiken/asynq"},
 	module + "/setup":   append([]string{}, pipeline...),
+	// the hooks store requests; deciding what they mean is the handlers' part
+	module + "/hook": {module + "/handlers", module + "/publish", module + "/prompts", module + "/cmd/pitcrew"},
 	// the queue carries tasks; it knows no stage that makes or takes them
 	module + "/queue": append([]string{}, pipeline...),
 	// the GitHub client knows nothing of pitcrew's pipeline

@@ -1,4 +1,4 @@
-package handlers
+package hook
 
 import "encoding/binary"
 

@@ -1,4 +1,6 @@
-package handlers
+// Package metrics holds pitcrew's Prometheus series, shared by the hooks that
+// count what arrives and the handlers that count what runs.
+package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,8 +21,8 @@ type Metrics struct {
 	IssueCapReached prometheus.Counter     // repository-days whose daily cap on opened issues was reached
 }
 
-// NewMetrics registers pitcrew's series on reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// New registers pitcrew's series on reg.
+func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pitcrew_deliveries_total", Help: "GitHub deliveries received, by event and outcome."}, []string{"event", "outcome"}),
 		Callbacks:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pitcrew_sandbox_callbacks_total", Help: "Sandbox callbacks received, by outcome."}, []string{"outcome"}),

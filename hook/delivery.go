@@ -1,4 +1,4 @@
-package handlers
+package hook
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ type delivery struct {
 	buf    *[]byte
 	head   int
 	framed []byte
-	budget *byteBudget
+	budget *Budget
 	held   int64 // bytes taken from budget
 }
 
@@ -34,7 +34,7 @@ const maxPooledBuffer = 256 << 10
 // readDelivery reads r's body, which MaxBytesHandler bounds, in as few
 // reads as its Content-Length allows, holding at most what budget grants
 // (errIntakeBusy past it).
-func readDelivery(r *http.Request, event, id string, budget *byteBudget) (delivery, error) {
+func readDelivery(r *http.Request, event, id string, budget *Budget) (delivery, error) {
 	if r.ContentLength > MaxGitHubBody {
 		return delivery{}, &http.MaxBytesError{Limit: MaxGitHubBody}
 	}

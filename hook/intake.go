@@ -1,4 +1,4 @@
-package handlers
+package hook
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
 
 	"github.com/pitcrew/pitcrew/queue"
 
@@ -38,9 +40,9 @@ type Intake struct {
 	Queue     *asynq.Client
 	Inspector *asynq.Inspector
 	Events    []string // the events the worker has handlers for
-	Metrics   *Metrics
+	Metrics   *metrics.Metrics
 	// Unverified bounds what bodies not yet verified may hold.
-	Unverified *byteBudget
+	Unverified *Budget
 }
 
 // errBadPayload is a delivery whose body is not a JSON object.

@@ -1,4 +1,4 @@
-package handlers
+package hook
 
 import (
 	"errors"
@@ -16,16 +16,16 @@ const maxUnverifiedBytes = 64 << 20
 // already hold the whole budget: 503 with Retry-After.
 var errIntakeBusy = errors.New("too many large deliveries are being read; retry shortly")
 
-// byteBudget is a bound on bytes held across requests. Small bodies (up to
+// Budget is a bound on bytes held across requests. Small bodies (up to
 // maxPooledBuffer, nearly every delivery GitHub sends) may use all of it;
 // larger ones only half, so a flood of large posts cannot starve them.
-type byteBudget struct {
+type Budget struct {
 	used  atomic.Int64
 	limit int64 // 0: maxUnverifiedBytes
 }
 
 // take reserves n more bytes for a body that will then hold total bytes.
-func (b *byteBudget) take(n, total int64) bool {
+func (b *Budget) take(n, total int64) bool {
 	ceiling := b.limit
 	if ceiling == 0 {
 		ceiling = maxUnverifiedBytes
@@ -44,11 +44,14 @@ func (b *byteBudget) take(n, total int64) bool {
 	}
 }
 
-func (b *byteBudget) give(n int64) { b.used.Add(-n) }
+func (b *Budget) give(n int64) { b.used.Add(-n) }
+
+// Used is how many bytes unverified bodies hold now.
+func (b *Budget) Used() int64 { return b.used.Load() }
 
 // readAll reads a body of at most limit bytes within the budget. done
 // gives the bytes back; call it once the body is no longer needed.
-func (b *byteBudget) readAll(r *http.Request, limit int64) (body []byte, done func(), err error) {
+func (b *Budget) readAll(r *http.Request, limit int64) (body []byte, done func(), err error) {
 	size := limit
 	if r.ContentLength >= 0 && r.ContentLength <= limit {
 		size = r.ContentLength

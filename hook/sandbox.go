@@ -1,0 +1,90 @@
+package hook
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/hibiken/asynq"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// MaxCallbackBody bounds a sandbox callback body.
+const MaxCallbackBody = 1 << 20
+
+// SandboxCallbacks receives the sandbox's run.completed / run.failed callbacks on
+// POST /api/rush/hook. A callback is only a hint: once verified and matched
+// to a run, it queues a task that reads the session from the API.
+type SandboxCallbacks struct {
+	Verifier *sandbox.Verifier
+	Ledger   *runs.Ledger
+	Queue    *asynq.Client
+	Metrics  *metrics.Metrics
+	Logger   zerolog.Logger
+	// Unverified bounds what bodies not yet verified may hold.
+	Unverified *Budget
+}
+
+func (h *SandboxCallbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	outcome := "error"
+	defer func() { h.Metrics.Callbacks.WithLabelValues(outcome).Inc() }()
+	body, done, err := h.Unverified.readAll(r, MaxCallbackBody)
+	defer done()
+	if errors.Is(err, errIntakeBusy) {
+		outcome = "busy"
+		refuseBusy(w)
+		return
+	}
+	if err != nil {
+		outcome = "rejected"
+		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := h.Verifier.Verify(r.Header, body); err != nil {
+		outcome = "rejected"
+		h.Logger.Warn().Err(err).Msg("rejected a sandbox callback")
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return
+	}
+	cb, err := sandbox.ParseCallback(body)
+	if errors.Is(err, sandbox.ErrUnknownEvent) {
+		outcome = "ignored"
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		outcome = "rejected"
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	log := h.Logger.With().Str("session_id", cb.SessionID).Str("event", cb.Event).Logger()
+	known, err := h.Ledger.HasSession(r.Context(), cb.SessionID)
+	if err != nil {
+		log.Error().Err(err).Msg("reading the ledger")
+		http.Error(w, "try again later", http.StatusServiceUnavailable)
+		return
+	}
+	if !known {
+		outcome = "unknown_session"
+		log.Info().Msg("callback for a session pitcrew did not start; ignored")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	_, err = h.Queue.EnqueueContext(r.Context(), queue.RefreshTask(queue.Refresh{SessionID: cb.SessionID}, "cb:"+r.Header.Get("webhook-id")))
+	switch {
+	case queue.IsDuplicate(err):
+		outcome = "duplicate"
+	case err != nil:
+		log.Error().Err(err).Msg("could not queue the callback")
+		http.Error(w, "try again later", http.StatusServiceUnavailable)
+		return
+	default:
+		outcome = "queued"
+		log.Info().Msg("queued a session refresh")
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
