@@ -6,14 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/pitcrew/pitcrew/hook"
-
-	"github.com/pitcrew/pitcrew/internal/metrics"
-
-	"github.com/pitcrew/pitcrew/queue"
-
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )

@@ -11,14 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitcrew/pitcrew/internal/metrics"
-
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/appconfig"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"

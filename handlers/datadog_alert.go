@@ -9,11 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitcrew/pitcrew/hook"
-
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/pitcrew/pitcrew/alerts"
+	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"

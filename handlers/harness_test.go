@@ -16,15 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitcrew/pitcrew/queue"
-
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 

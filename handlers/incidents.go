@@ -7,10 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/hibiken/asynq"
 
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"

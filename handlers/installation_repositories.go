@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	gogithub "github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/internal/github"
 )
 
 // InstallationRepositories prepares repositories added to an existing

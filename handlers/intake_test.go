@@ -10,12 +10,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pitcrew/pitcrew/hook"
-
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
 
+	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	gogithub "github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/internal/github"
 )
 
 // LabeledIssue is what pitcrew takes from an issues "labeled" event.

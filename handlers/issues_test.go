@@ -5,10 +5,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
 
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 

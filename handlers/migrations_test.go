@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/pitcrew/pitcrew/publish"
-
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 

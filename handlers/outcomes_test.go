@@ -6,14 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/pitcrew/pitcrew/publish"
-
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
-
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 

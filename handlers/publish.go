@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
+
+	"github.com/pitcrew/pitcrew/queue"
 )
 
 // Reconciler finds runs whose outcome never arrived (a lost callback) and

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pitcrew/pitcrew/hook"
-
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
+
+	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/queue"
 )
 
 // storedTasks counts what the intake put on the queue.

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/pitcrew/pitcrew/internal/metrics"
-
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )

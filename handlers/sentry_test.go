@@ -13,12 +13,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/pitcrew/pitcrew/hook"
-
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
 
+	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 

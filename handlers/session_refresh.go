@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )

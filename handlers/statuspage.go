@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitcrew/pitcrew/queue"
-
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/internal/hostrule"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 

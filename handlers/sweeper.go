@@ -5,11 +5,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/pitcrew/pitcrew/internal/metrics"
-
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
 )
 
 // DeliverySweeper asks GitHub to redeliver webhooks that pitcrew never

@@ -7,17 +7,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pitcrew/pitcrew/internal/metrics"
-
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 

@@ -8,11 +8,10 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/runs"
 )
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 

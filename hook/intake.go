@@ -8,13 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitcrew/pitcrew/internal/metrics"
-
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/queue"
 )
 
 // enqueueTimeout bounds the wait for Redis while GitHub waits for us.

@@ -11,10 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pitcrew/pitcrew/queue"
-
-	"github.com/pitcrew/pitcrew/internal/github"
-
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -22,6 +18,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )

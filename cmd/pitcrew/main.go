@@ -20,8 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pitcrew/pitcrew/queue"
-
 	"github.com/alicebob/miniredis/v2"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
@@ -30,6 +28,7 @@ import (
 	"github.com/pitcrew/pitcrew"
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/hostrule"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 	"github.com/pitcrew/pitcrew/setup"
 )
