@@ -16,6 +16,7 @@ import (
 	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/internal/ops"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -103,8 +104,8 @@ func NewApp(o Options) (*App, error) {
 	})
 	mux.Handle(queue.TaskGitHubDelivery, worker)
 	mux.Handle(queue.TaskSessionRefresh, &SessionRefresher{base})
-	mux.Handle(queue.TaskReconcileRuns, &Reconciler{Base: base, StaleAfter: o.StaleAfter})
-	mux.Handle(queue.TaskSweepDeliveries, &DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: counters, LookBack: o.SweepLookBack})
+	mux.Handle(queue.TaskReconcileRuns, &ops.Reconciler{Ledger: ledger, Queue: tasks, Metrics: counters, Now: base.Now, StaleAfter: o.StaleAfter})
+	mux.Handle(queue.TaskSweepDeliveries, &ops.DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: counters, LookBack: o.SweepLookBack})
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	unverified := &hook.Budget{}

@@ -29,6 +29,8 @@ var forbidden = map[string][]string{
 	module + "/setup":   append([]string{}, pipeline...),
 	// the hooks store requests; deciding what they mean is the handlers' part
 	module + "/hook": {module + "/handlers", module + "/publish", module + "/prompts", module + "/cmd/pitcrew"},
+	// periodic work re-asks GitHub and re-reads sessions; it decides nothing a handler decides
+	module + "/internal/ops": {module + "/handlers", module + "/publish", module + "/prompts", module + "/sandbox", module + "/cmd/pitcrew"},
 	// the queue carries tasks; it knows no stage that makes or takes them
 	module + "/queue": append([]string{}, pipeline...),
 	// the GitHub client knows nothing of pitcrew's pipeline

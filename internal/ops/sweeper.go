@@ -1,4 +1,4 @@
-package handlers
+package ops
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/metrics"
 )
@@ -83,14 +84,14 @@ pages:
 		if _, _, err := client.Apps.RedeliverHookDelivery(ctx, id); err != nil && !errors.As(err, new(*gogithub.AcceptedError)) {
 			// Not asked after all: the next sweep tries again.
 			s.Redis.Del(context.WithoutCancel(ctx), "pitcrew:redelivered:"+guid)
-			logFor(ctx).Warn().Err(err).Str("guid", guid).Msg("sweeper: redelivery refused")
+			zerolog.Ctx(ctx).Warn().Err(err).Str("guid", guid).Msg("sweeper: redelivery refused")
 			s.Metrics.Redeliveries.WithLabelValues("refused").Inc()
 			continue
 		}
 		asked++
 		s.Metrics.Redeliveries.WithLabelValues("asked").Inc()
-		logFor(ctx).Info().Str("guid", guid).Int64("delivery", id).Msg("sweeper: asked GitHub to redeliver a delivery that never got an OK")
+		zerolog.Ctx(ctx).Info().Str("guid", guid).Int64("delivery", id).Msg("sweeper: asked GitHub to redeliver a delivery that never got an OK")
 	}
-	logFor(ctx).Info().Int("checked", checked).Int("redelivered", asked).Msg("sweeper: delivery log read")
+	zerolog.Ctx(ctx).Info().Int("checked", checked).Int("redelivered", asked).Msg("sweeper: delivery log read")
 	return nil
 }
