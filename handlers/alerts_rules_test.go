@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pitcrew/pitcrew/internal/github/githubtest"
+)
+
+// When an alert starts work, decided by each source's Handle alone: no
+// HTTP, a struct fake of GitHub, the source's own settings.
+func TestWhenAnAlertStartsWork(t *testing.T) {
+	phoenix := sentrySample(t, "event_alert_phoenix.json")
+	cases := []struct {
+		name, config string
+		installed    bool
+		source       *Source
+		repos        map[string]string
+		body         []byte
+		sessions     int
+		issueTitle   string // of the one tracking issue opened; "" for none
+	}{
+		{name: "Datadog: triggered", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: re-triggered", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Re-Triggered", tags, "boom"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: warn, by default", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Warn", tags, "slow")},
+		{name: "Datadog: warn, when start_on lists it", config: "alerts:\n  start_on: [Warn]\n", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Warn", tags, "slow"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: recovered, with no incident", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Recovered", tags, "ok")},
+		{name: "Datadog: tagged infrastructure", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags+",team:infra", "disk")},
+		{name: "Datadog: no repository", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", "service:unknown", "x")},
+		{name: "Datadog: a mapped service", installed: true, source: datadogJob.Source, repos: map[string]string{"hexdocs": "hexpm/hexdocs"}, body: alertPayload("1", "c1", "Triggered", "service:hexdocs", "x"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: switched off", config: "alerts:\n  enabled: false\n", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom")},
+		{name: "Datadog: not installed", source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom")},
+		{name: "Datadog: no issues left today", config: "daily_issue_limit: 0\n", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom")},
+		{name: "Sentry: a mapped project", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"}, body: phoenix, sessions: 1, issueTitle: "Sentry issue: FunctionClauseError"},
+		{name: "Sentry: an unmapped project", installed: true, source: sentryJob.Source, body: phoenix},
+		{name: "Sentry: a pitcrew_repo tag wins", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"},
+			body: bytes.Replace(phoenix, []byte(`["environment", "prod"]`), []byte(`["environment", "prod"], ["pitcrew_repo", "hexpm/hexdocs"]`), 1), sessions: 1, issueTitle: "Sentry issue: "},
+		{name: "Sentry: switched off", config: "sentry:\n  enabled: false\n", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"}, body: phoenix},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			gh := &githubtest.Fake{Config: c.config}
+			if c.installed {
+				gh.Installation = testInstallation
+			}
+			sb := &startedSessions{}
+			b := ruleBase(t, gh, sb)
+			if err := c.source.Handle(context.Background(), &b, SourceSettings{Repos: c.repos}, c.body); err != nil {
+				t.Fatal(err)
+			}
+			if len(sb.prompts) != c.sessions {
+				t.Errorf("%d sessions, want %d", len(sb.prompts), c.sessions)
+			}
+			switch {
+			case c.issueTitle == "" && len(gh.WritesSoFar()) != 0:
+				t.Errorf("wrote %v, want nothing", gh.WritesSoFar())
+			case c.issueTitle != "" && (len(gh.Issues) != 1 || !strings.HasPrefix(gh.Issues[0].Title, c.issueTitle) || len(gh.Comments) != 1):
+				t.Errorf("issues %+v, comments %d: want one issue titled %q... with its status comment", gh.Issues, len(gh.Comments), c.issueTitle)
+			}
+		})
+	}
+}

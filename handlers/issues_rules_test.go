@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pitcrew/pitcrew/internal/github/githubtest"
+	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// startedSessions is a struct fake of the sandbox: it records the
+// sessions asked for, keyed by idempotency key, as the real one dedupes.
+type startedSessions struct {
+	mu      sync.Mutex
+	prompts map[string]string
+}
+
+func (s *startedSessions) Start(_ context.Context, key, prompt, _ string, _ []string) (sandbox.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prompts == nil {
+		s.prompts = map[string]string{}
+	}
+	s.prompts[key] = prompt
+	return sandbox.Session{ID: "ses_" + key, Status: sandbox.StatusRunning}, nil
+}
+func (s *startedSessions) Get(context.Context, string) (sandbox.Session, error) {
+	return sandbox.Session{}, nil
+}
+func (s *startedSessions) Download(context.Context, string) ([]byte, error) { return nil, nil }
+
+// ruleBase is a Base on the struct fakes and a private Redis database.
+func ruleBase(t *testing.T, gh *githubtest.Fake, sb Sandbox) Base {
+	return Base{Clients: gh.Clients(), Ledger: runs.NewLedger(testenv.Redis(t)), Sandbox: sb,
+		Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: "pitcrew"}
+}
+
+// Who may start a flaky-test fix with a label, and what each refusal
+// says, decided by IssueLabeled alone: no HTTP, a struct fake of GitHub.
+func TestWhoMayStartAFixWithALabel(t *testing.T) {
+	const test = "test/hexpm/web/controllers/package_controller_test.exs:42"
+	for _, c := range []struct {
+		name, config, label, sender, text string
+		sessions                          int
+		comment                           string // in the status comment; "" means no write at all
+	}{
+		{name: "a writer", label: "flaky", sender: "alice", text: test, sessions: 1, comment: "`" + test + "`"},
+		{name: "an admin, label in another case", label: "Flaky", sender: "eric", text: test, sessions: 1, comment: "`" + test + "`"},
+		{name: "a reader", label: "flaky", sender: "mallory", text: test, comment: "only people with write access to this repository can start a flaky-test fix, and `mallory` has read access"},
+		{name: "another bot", label: "flaky", sender: "dependabot[bot]", text: test},
+		{name: "pitcrew's own bot, which opened the tracking issue", label: "flaky", sender: "pitcrew[bot]", text: test, sessions: 1, comment: "`" + test + "`"},
+		{name: "another label", label: "bug", sender: "alice", text: test},
+		{name: "the configured label", config: "flaky:\n  label: flaky-test\n", label: "flaky-test", sender: "alice", text: test, sessions: 1, comment: "`" + test + "`"},
+		{name: "the default label when another is configured", config: "flaky:\n  label: flaky-test\n", label: "flaky", sender: "alice", text: test},
+		{name: "the job switched off", config: "flaky:\n  enabled: false\n", label: "flaky", sender: "alice", text: test},
+		{name: "a broken configuration, default label", config: "flaky:\n  lable: x\n", label: "flaky", sender: "alice", text: test, comment: "pitcrew could not use `.github/pitcrew.yml`"},
+		{name: "a broken configuration, another label", config: "flaky:\n  lable: x\n", label: "flaky-test", sender: "alice", text: test},
+		{name: "no test named", label: "flaky", sender: "alice", text: "the package page is flaky sometimes", comment: "this issue names no test pitcrew can run"},
+		{name: "the daily limit reached", config: "daily_limit: 0\n", label: "flaky", sender: "alice", text: test, comment: "not started: the daily limit of 0 runs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gh := &githubtest.Fake{Config: c.config, Permissions: map[string]string{"alice": "write", "eric": "admin"}}
+			sb := &startedSessions{}
+			h := &IssueLabeled{ruleBase(t, gh, sb)}
+			if err := h.Handle(context.Background(), "issues", newDeliveryID(), labeledEvent(t, c.label, c.sender, 12, "Flaky test", c.text)); err != nil {
+				t.Fatal(err)
+			}
+			if len(sb.prompts) != c.sessions {
+				t.Errorf("%d sessions, want %d", len(sb.prompts), c.sessions)
+			}
+			switch {
+			case c.comment == "" && len(gh.WritesSoFar()) != 0:
+				t.Errorf("wrote %v, want nothing", gh.WritesSoFar())
+			case c.comment != "" && (len(gh.Comments) != 1 || gh.Comments[0].Issue != 12 || !strings.Contains(gh.Comments[0].Body, c.comment)):
+				t.Errorf("comments %+v, want one on #12 containing %q", gh.Comments, c.comment)
+			}
+		})
+	}
+}

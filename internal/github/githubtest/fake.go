@@ -1,0 +1,265 @@
+// Package githubtest is a struct fake of github.Client for table tests of
+// the handlers' rules: no HTTP, just what a repository holds and every
+// write recorded in order. The end-to-end tests use internal/testenv's
+// HTTP fake instead, which checks each call against GitHub's OpenAPI
+// description.
+package githubtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/palantir/go-githubapp/appconfig"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+)
+
+// Comment is a comment the fake holds, on an issue or a commit.
+type Comment struct {
+	ID     int64
+	Issue  int    // 0 on a commit
+	Commit string // "" on an issue
+	Body   string
+}
+
+// Issue is an issue the fake opened.
+type Issue struct {
+	Number      int
+	Title, Body string
+	Labels      []string
+}
+
+// Fake is one installation's view of GitHub. Set the fields a test needs
+// before use; read the writes after. Methods are safe for concurrent use.
+type Fake struct {
+	mu sync.Mutex
+
+	// Config is the content of .github/pitcrew.yml; "" means no file.
+	Config string
+	// Permissions by login; a login not listed has "read".
+	Permissions map[string]string
+	// Installation is what InstallationFor answers for every repository.
+	Installation int64
+
+	Comments []Comment
+	Issues   []Issue
+	Checks   []github.CheckOutput
+	// Writes lists every call that changes GitHub, as "CreateComment #12".
+	Writes []string
+
+	next int64
+}
+
+var _ github.Client = (*Fake)(nil)
+
+func (f *Fake) write(format string, args ...any) int64 {
+	f.next++
+	f.Writes = append(f.Writes, fmt.Sprintf(format, args...))
+	return f.next
+}
+
+// Clients hands out the fake for every installation.
+func (f *Fake) Clients() github.Clients { return clients{f} }
+
+type clients struct{ f *Fake }
+
+func (c clients) Installation(int64) (github.Client, error) { return c.f, nil }
+func (c clients) InstallationFor(context.Context, github.Repo) (int64, error) {
+	return c.f.Installation, nil
+}
+
+// LoadConfig implements github.Config.
+func (f *Fake) LoadConfig(_ context.Context, repo github.Repo) (appconfig.Config, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Config == "" {
+		return appconfig.Config{}, nil
+	}
+	return appconfig.Config{Content: []byte(f.Config), Source: repo.String() + "@main", Path: ".github/pitcrew.yml"}, nil
+}
+
+// Permission implements github.Issues.
+func (f *Fake) Permission(_ context.Context, _ github.Repo, user string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.Permissions[user]; ok {
+		return p, nil
+	}
+	return "read", nil
+}
+
+// CreateComment implements github.Issues.
+func (f *Fake) CreateComment(_ context.Context, _ github.Repo, issue int, body string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.write("CreateComment #%d", issue)
+	f.Comments = append(f.Comments, Comment{ID: id, Issue: issue, Body: body})
+	return id, nil
+}
+
+// EditComment implements github.Issues.
+func (f *Fake) EditComment(_ context.Context, _ github.Repo, id int64, body string) error {
+	return f.edit(id, body, "EditComment")
+}
+
+func (f *Fake) edit(id int64, body, call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.Comments {
+		if f.Comments[i].ID == id {
+			f.write("%s %d", call, id)
+			f.Comments[i].Body = body
+			return nil
+		}
+	}
+	return github.ErrCommentGone
+}
+
+// FindComment implements github.Issues.
+func (f *Fake) FindComment(_ context.Context, _ github.Repo, issue int, marker string) (int64, error) {
+	return f.find(func(c Comment) bool { return c.Issue == issue && strings.Contains(c.Body, marker) }), nil
+}
+
+func (f *Fake) find(match func(Comment) bool) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.Comments {
+		if match(c) {
+			return c.ID
+		}
+	}
+	return 0
+}
+
+// CreateLabel implements github.Issues.
+func (f *Fake) CreateLabel(_ context.Context, _ github.Repo, name, _, _ string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.write("CreateLabel %s", name)
+	return true, nil
+}
+
+// CreateIssue implements github.Issues.
+func (f *Fake) CreateIssue(_ context.Context, _ github.Repo, title, body string, labels []string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 100 + len(f.Issues)
+	f.write("CreateIssue #%d", n)
+	f.Issues = append(f.Issues, Issue{Number: n, Title: title, Body: body, Labels: labels})
+	return n, nil
+}
+
+// FindIssue implements github.Issues.
+func (f *Fake) FindIssue(_ context.Context, _ github.Repo, label, marker string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, is := range f.Issues {
+		if strings.Contains(is.Body, marker) && strings.Contains(strings.Join(is.Labels, "\n"), label) {
+			return is.Number, nil
+		}
+	}
+	return 0, nil
+}
+
+// EditIssueBody implements github.Issues.
+func (f *Fake) EditIssueBody(_ context.Context, _ github.Repo, number int, body string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.Issues {
+		if f.Issues[i].Number == number {
+			f.write("EditIssueBody #%d", number)
+			f.Issues[i].Body = body
+			return nil
+		}
+	}
+	return fmt.Errorf("githubtest: no issue #%d", number)
+}
+
+// ChangedFiles implements github.Pulls; the fake knows no pull requests.
+func (f *Fake) ChangedFiles(context.Context, github.Repo, int) ([]github.ChangedFile, error) {
+	return nil, nil
+}
+
+// MergedPullFor implements github.Pulls.
+func (f *Fake) MergedPullFor(context.Context, github.Repo, string) (int, error) { return 0, nil }
+
+// CreateCommitComment implements github.Pulls.
+func (f *Fake) CreateCommitComment(_ context.Context, _ github.Repo, sha, body string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.write("CreateCommitComment %.7s", sha)
+	f.Comments = append(f.Comments, Comment{ID: id, Commit: sha, Body: body})
+	return id, nil
+}
+
+// EditCommitComment implements github.Pulls.
+func (f *Fake) EditCommitComment(_ context.Context, _ github.Repo, id int64, body string) error {
+	return f.edit(id, body, "EditCommitComment")
+}
+
+// FindCommitComment implements github.Pulls.
+func (f *Fake) FindCommitComment(_ context.Context, _ github.Repo, sha, marker string) (int64, error) {
+	return f.find(func(c Comment) bool { return c.Commit == sha && strings.Contains(c.Body, marker) }), nil
+}
+
+// CommitOnBranch implements github.Pulls: every commit is on every branch.
+func (f *Fake) CommitOnBranch(context.Context, github.Repo, string, string) (bool, error) {
+	return true, nil
+}
+
+// Jobs implements github.Actions; the fake knows no workflow runs.
+func (f *Fake) Jobs(context.Context, github.Repo, int64, int) ([]github.CIJob, error) {
+	return nil, nil
+}
+
+// JobLog implements github.Actions.
+func (f *Fake) JobLog(context.Context, github.Repo, int64) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader("")), nil
+}
+
+// SuiteCheckRuns implements github.Checks.
+func (f *Fake) SuiteCheckRuns(context.Context, github.Repo, int64) ([]github.CIJob, error) {
+	return nil, nil
+}
+
+// CheckRunAnnotations implements github.Checks.
+func (f *Fake) CheckRunAnnotations(context.Context, github.Repo, int64) ([]github.Annotation, error) {
+	return nil, nil
+}
+
+// ChecksNamed implements github.Checks.
+func (f *Fake) ChecksNamed(context.Context, github.Repo, string, string) ([]github.CICheck, error) {
+	return nil, nil
+}
+
+// CreateCheckRun implements github.Checks.
+func (f *Fake) CreateCheckRun(_ context.Context, _ github.Repo, sha string, out github.CheckOutput) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Checks = append(f.Checks, out)
+	return f.write("CreateCheckRun %.7s", sha), nil
+}
+
+// UpdateCheckRun implements github.Checks.
+func (f *Fake) UpdateCheckRun(_ context.Context, _ github.Repo, id int64, out github.CheckOutput) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Checks = append(f.Checks, out)
+	f.write("UpdateCheckRun %d", id)
+	return nil
+}
+
+// FindCheckRun implements github.Checks.
+func (f *Fake) FindCheckRun(context.Context, github.Repo, string, string, string) (int64, error) {
+	return 0, nil
+}
+
+// WritesSoFar is a copy of Writes.
+func (f *Fake) WritesSoFar() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.Writes...)
+}
