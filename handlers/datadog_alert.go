@@ -80,14 +80,11 @@ func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body [
 		return nil
 	}
 	ctx = log.With().Str("repo", repo.String()).Logger().WithContext(ctx)
-	inst, gh, err := b.installedOn(ctx, repo)
-	if err != nil || inst == 0 {
-		return err
-	}
-	cfg, proceed, err := b.jobConfig(ctx, gh, repo, func(c repoconfig.Config) bool { return datadogConfig.Of(c).Enabled })
+	t, proceed, err := b.alertRepo(ctx, repo, func(c repoconfig.Config) bool { return datadogConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
+	inst, gh, cfg := t.Inst, t.GH, t.Cfg
 	dd := datadogConfig.Of(cfg)
 	for _, tag := range dd.SkipTags {
 		if a.HasTag(tag) {

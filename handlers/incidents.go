@@ -48,18 +48,29 @@ func incidentKey(kind runs.Kind, repo github.Repo, id string) string {
 // issue is found again when Redis has forgotten it.
 func incidentMarker(key string) string { return "<!-- pitcrew:" + key + " -->" }
 
-// installedOn is the installation and client of the repository an alert
-// names; inst is 0 (and logged) when pitcrew is not installed there.
-func (b *Base) installedOn(ctx context.Context, repo github.Repo) (inst int64, gh github.Client, err error) {
-	inst, err = b.Clients.InstallationFor(ctx, repo)
-	if err != nil || inst == 0 {
-		if inst == 0 && err == nil {
+// alertRepo is where an alert's work goes: the installation and client of
+// the repository it names, and the repository's configuration. proceed is
+// false (and logged) when pitcrew is not installed there, the file is
+// broken, or enabled says the job is off.
+type alertRepo struct {
+	Inst int64
+	GH   github.Client
+	Cfg  repoconfig.Config
+}
+
+func (b *Base) alertRepo(ctx context.Context, repo github.Repo, enabled func(repoconfig.Config) bool) (t alertRepo, proceed bool, err error) {
+	t.Inst, err = b.Clients.InstallationFor(ctx, repo)
+	if err != nil || t.Inst == 0 {
+		if t.Inst == 0 && err == nil {
 			logFor(ctx).Warn().Msg("pitcrew is not installed on the alert's repository")
 		}
-		return 0, nil, err
+		return t, false, err
 	}
-	gh, err = b.Clients.Installation(inst)
-	return inst, gh, err
+	if t.GH, err = b.Clients.Installation(t.Inst); err != nil {
+		return t, false, err
+	}
+	t.Cfg, proceed, err = b.jobConfig(ctx, t.GH, repo, enabled)
+	return t, proceed, err
 }
 
 // startIncident claims the incident's run and shows it on its tracking

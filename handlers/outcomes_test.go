@@ -141,6 +141,8 @@ func TestCommentCreatedButNotRecordedIsFoundNotDuplicated(t *testing.T) {
 func TestStatusPageShowsRunsAndDeliveries(t *testing.T) {
 	h := newHarness(t, true, func(o *Options) { o.StatusToken = "" })
 	h.startOne(95)
+	// The worker records the delivery just after the run starts.
+	h.eventually("the delivery on the status page", func() bool { return strings.Contains(h.get("/"), "handled") })
 	page := h.get("/")
 	for _, want := range []string{"pitcrew · pitcrew", "external", "test/hexpm/web/controllers/package_controller_test.exs:42", "started", "hexpm/hexpm", "/s/ses_1", "issues", "handled"} {
 		if !strings.Contains(page, want) {

@@ -273,11 +273,7 @@ func handleSentryAlert(ctx context.Context, b *Base, set SourceSettings, body []
 		return nil
 	}
 	ctx = log.With().Str("repo", repo.String()).Logger().WithContext(ctx)
-	inst, gh, err := b.installedOn(ctx, repo)
-	if err != nil || inst == 0 {
-		return err
-	}
-	cfg, proceed, err := b.jobConfig(ctx, gh, repo, func(c repoconfig.Config) bool { return sentryConfig.Of(c).Enabled })
+	t, proceed, err := b.alertRepo(ctx, repo, func(c repoconfig.Config) bool { return sentryConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
@@ -287,9 +283,9 @@ func handleSentryAlert(ctx context.Context, b *Base, set SourceSettings, body []
 		return err
 	}
 	defer unlock()
-	return b.startIncident(ctx, gh, incident{Kind: kindSentry, Repo: repo, Inst: inst, Key: key, ID: a.IssueID, Title: a.Title,
-		IssueTitle: "Sentry issue: " + publish.Line(a.Title, 200), IssueBody: sentryIssueBody(a), Label: sentryConfig.Of(cfg).Label,
-		Input: prompts.AlertInput{Repo: repo.String(), Fired: a.Fired, Data: sentryData(a)}}, cfg)
+	return b.startIncident(ctx, t.GH, incident{Kind: kindSentry, Repo: repo, Inst: t.Inst, Key: key, ID: a.IssueID, Title: a.Title,
+		IssueTitle: "Sentry issue: " + publish.Line(a.Title, 200), IssueBody: sentryIssueBody(a), Label: sentryConfig.Of(t.Cfg).Label,
+		Input: prompts.AlertInput{Repo: repo.String(), Fired: a.Fired, Data: sentryData(a)}}, t.Cfg)
 }
 
 func sentryIssueBody(a SentryAlert) string {

@@ -51,6 +51,22 @@ func (b *Budget) Used() int64 { return b.used.Load() }
 
 // readAll reads a body of at most limit bytes within the budget. done
 // gives the bytes back; call it once the body is no longer needed.
+// readOrRefuse is readAll for the routes of small outside requests: a
+// body it cannot take is answered here (503 while the budget is spent,
+// 413 past limit) and refused names the outcome to count.
+func (b *Budget) readOrRefuse(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, done func(), refused string) {
+	body, done, err := b.readAll(r, limit)
+	switch {
+	case errors.Is(err, errIntakeBusy):
+		refuseBusy(w)
+		return nil, done, "busy"
+	case err != nil:
+		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
+		return nil, done, "rejected"
+	}
+	return body, done, ""
+}
+
 func (b *Budget) readAll(r *http.Request, limit int64) (body []byte, done func(), err error) {
 	size := limit
 	if r.ContentLength >= 0 && r.ContentLength <= limit {

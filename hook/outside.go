@@ -80,16 +80,10 @@ type Outside struct {
 func (h *Outside) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	outcome := "error"
 	defer func() { h.Metrics.SourceRequests.WithLabelValues(h.Source.Name, outcome).Inc() }()
-	body, done, err := h.Unverified.readAll(r, h.Source.MaxBody)
+	body, done, refused := h.Unverified.readOrRefuse(w, r, h.Source.MaxBody)
 	defer done()
-	if errors.Is(err, errIntakeBusy) {
-		outcome = "busy"
-		refuseBusy(w)
-		return
-	}
-	if err != nil {
-		outcome = "rejected"
-		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
+	if refused != "" {
+		outcome = refused
 		return
 	}
 	if !h.Source.Auth.verify(h.Secret, r.Header.Get, body) {

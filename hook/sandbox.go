@@ -32,16 +32,10 @@ type SandboxCallbacks struct {
 func (h *SandboxCallbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	outcome := "error"
 	defer func() { h.Metrics.Callbacks.WithLabelValues(outcome).Inc() }()
-	body, done, err := h.Unverified.readAll(r, MaxCallbackBody)
+	body, done, refused := h.Unverified.readOrRefuse(w, r, MaxCallbackBody)
 	defer done()
-	if errors.Is(err, errIntakeBusy) {
-		outcome = "busy"
-		refuseBusy(w)
-		return
-	}
-	if err != nil {
-		outcome = "rejected"
-		http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
+	if refused != "" {
+		outcome = refused
 		return
 	}
 	if err := h.Verifier.Verify(r.Header, body); err != nil {
