@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
 )
@@ -37,6 +38,10 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 		{name: "Sentry: an unmapped project", installed: true, source: sentryJob.Source, body: phoenix},
 		{name: "Sentry: a pitcrew_repo tag wins", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"},
 			body: bytes.Replace(phoenix, []byte(`["environment", "prod"]`), []byte(`["environment", "prod"], ["pitcrew_repo", "hexpm/hexdocs"]`), 1), sessions: 1, issueTitle: "Sentry issue: "},
+		{name: "Sentry: a pitcrew_repo tag of another owner is ignored for the project's map", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"},
+			body: bytes.Replace(phoenix, []byte(`["environment", "prod"]`), []byte(`["environment", "prod"], ["pitcrew_repo", "victim/private"]`), 1), sessions: 1, issueTitle: "Sentry issue: "},
+		{name: "Sentry: a pitcrew_repo tag of another owner, project unmapped", installed: true, source: sentryJob.Source, repos: map[string]string{"docs": "hexpm/hexdocs"},
+			body: bytes.Replace(phoenix, []byte(`["environment", "prod"]`), []byte(`["environment", "prod"], ["pitcrew_repo", "victim/private"]`), 1)},
 		{name: "Sentry: switched off", config: "sentry:\n  enabled: false\n", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"}, body: phoenix},
 	}
 	for _, c := range cases {
@@ -60,5 +65,32 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 				t.Errorf("issues %+v, comments %d: want one issue titled %q... with its status comment", gh.Issues, len(gh.Comments), c.issueTitle)
 			}
 		})
+	}
+}
+
+func TestARepeatedAlertWritesNothingForAWhileThenRestoresItsComment(t *testing.T) {
+	gh := &githubtest.Fake{Installation: testInstallation}
+	b := ruleBase(t, gh, &startedSessions{})
+	set := SourceSettings{Repos: map[string]string{"hexpm-web": "hexpm/hexpm"}}
+	body := sentrySample(t, "event_alert_phoenix.json")
+	alert := func() {
+		t.Helper()
+		if err := sentryJob.Source.Handle(context.Background(), &b, set, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alert()
+	writes := len(gh.WritesSoFar()) // the issue, the status comment
+	alert()
+	alert()
+	if got := gh.WritesSoFar(); len(got) != writes {
+		t.Fatalf("repeats wrote %v", got[writes:])
+	}
+	gh.Comments = nil // someone deleted the status comment
+	later := time.Now().Add(incidentRewrite + time.Minute)
+	b.Now = func() time.Time { return later }
+	alert()
+	if len(gh.Comments) != 1 || !strings.Contains(gh.Comments[0].Body, "The agent is reading") {
+		t.Fatalf("the comment was not restored: %+v", gh.Comments)
 	}
 }

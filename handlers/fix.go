@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
@@ -154,10 +155,13 @@ func (b *Base) failRun(ctx context.Context, run runs.Run, why string) error {
 
 var errNotQueued = errors.New("run is no longer queued")
 
-// safeURL keeps only http(s) links, so a sandbox answer cannot place a
-// javascript: or other link in a comment.
+// safeURL keeps only http(s) links with nothing Markdown could read as
+// more than a link (no space of any kind, so no @mention after a tab; no
+// brackets, quotes or backticks), so a sandbox answer or an alert cannot
+// place a javascript: or other link, or a mention, in a comment.
 func safeURL(u string) string {
-	if (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) && !strings.ContainsAny(u, " ()<>[]\n") {
+	if (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) && !strings.ContainsAny(u, "()<>[]`\"'") &&
+		!strings.ContainsFunc(u, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return u
 	}
 	return ""

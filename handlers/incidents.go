@@ -35,6 +35,10 @@ type incident struct {
 
 var errNoRepo = errors.New("no repository for this alert")
 
+// incidentRewrite is how often at most a repeated alert rewrites its
+// incident's unchanged status comment.
+const incidentRewrite = 10 * time.Minute
+
 // alertCooldown is how long an incident's ended run answers for it.
 const alertCooldown = 7 * 24 * time.Hour
 
@@ -135,9 +139,11 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 	subject := runs.Subject{Repo: repo, Issue: issue}
 	next := runs.Status{InstallationID: inc.Inst, Job: string(inc.Kind), Entries: []runs.Entry{entry}}
 	if !started {
-		// A repeated alert of an incident whose issue already shows it
-		// writes nothing: a storm of alerts is not a storm of edits.
-		if st, err := b.Ledger.Status(ctx, subject); err == nil && st.CommentID != 0 && st.Job == next.Job && reflect.DeepEqual(st.Entries, next.Entries) {
+		// A repeated alert of an incident whose issue showed it in the last
+		// minutes writes nothing: a storm of alerts is not a storm of edits.
+		// Past that, it rewrites the comment (recreating it if deleted).
+		st, err := b.Ledger.Status(ctx, subject)
+		if err == nil && st.CommentID != 0 && st.Job == next.Job && reflect.DeepEqual(st.Entries, next.Entries) && b.now().Sub(st.Written) < incidentRewrite {
 			return nil
 		}
 	}

@@ -79,7 +79,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 			log.Warn().Err(err).Msg("ignoring a label: the repository configuration is invalid")
 			return nil
 		}
-		return notice(label, fmt.Sprintf("Nothing was started: pitcrew could not use `%s` (%s): %s\n\nFix the file, then remove the `%s` label and add it again.", cfgErr.Path, cfgErr.Source, cfgErr.Err, label))
+		return notice(label, fmt.Sprintf("Nothing was started: pitcrew could not use `%s` (%s): %s\n\nFix the file, then remove the `%s` label and add it again.", cfgErr.Path, publish.Text(cfgErr.Source, 200), publish.Text(cfgErr.Err.Error(), 500), label))
 	}
 	if err != nil {
 		return err

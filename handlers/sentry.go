@@ -263,13 +263,9 @@ func handleSentryAlert(ctx context.Context, b *Base, set SourceSettings, body []
 	}
 	log := logFor(ctx).With().Str("sentry_issue", a.IssueID).Str("sentry_project", a.Project).Logger()
 	ctx = log.WithContext(ctx)
-	name := a.Tag("pitcrew_repo")
-	if name == "" {
-		name = set.Repos[a.Project]
-	}
-	repo, err := github.ParseRepo(name)
+	repo, err := sentryRepo(a, set.Repos)
 	if err != nil {
-		log.Warn().Msg("no repository for this Sentry alert: tag events pitcrew_repo:owner/name or map the project in SENTRY_PROJECT_REPOS")
+		log.Warn().Err(err).Msg("no repository for this Sentry alert")
 		return nil
 	}
 	ctx = log.With().Str("repo", repo.String()).Logger().WithContext(ctx)
@@ -286,6 +282,36 @@ func handleSentryAlert(ctx context.Context, b *Base, set SourceSettings, body []
 	return b.startIncident(ctx, t.GH, incident{Kind: kindSentry, Repo: repo, Inst: t.Inst, Key: key, ID: a.IssueID, Title: a.Title,
 		IssueTitle: "Sentry issue: " + publish.Line(a.Title, 200), IssueBody: sentryIssueBody(a), Label: sentryConfig.Of(t.Cfg).Label,
 		Input: prompts.AlertInput{Repo: repo.String(), Fired: a.Fired, Data: sentryData(a)}}, t.Cfg)
+}
+
+// sentryRepo is the repository of an event's code: the one its
+// pitcrew_repo tag names, else its project's in SENTRY_PROJECT_REPOS. A
+// tag may only name a repository of an owner the map names: anyone who
+// holds a project's DSN (public in a browser app) can set an event's tags,
+// and must not be able to send an agent to another organisation's code.
+func sentryRepo(a SentryAlert, repos map[string]string) (github.Repo, error) {
+	if tag := a.Tag("pitcrew_repo"); tag != "" {
+		r, err := github.ParseRepo(tag)
+		if err == nil && mappedOwner(r.Owner, repos) {
+			return r, nil
+		}
+		if mapped := repos[a.Project]; mapped == "" {
+			return github.Repo{}, fmt.Errorf("the pitcrew_repo tag %q names no owner in SENTRY_PROJECT_REPOS, and project %q is not mapped there", tag, a.Project)
+		}
+	}
+	if mapped := repos[a.Project]; mapped != "" {
+		return github.ParseRepo(mapped)
+	}
+	return github.Repo{}, fmt.Errorf("project %q is not in SENTRY_PROJECT_REPOS", a.Project)
+}
+
+func mappedOwner(owner string, repos map[string]string) bool {
+	for _, r := range repos {
+		if o, _, _ := strings.Cut(r, "/"); strings.EqualFold(o, owner) {
+			return true
+		}
+	}
+	return false
 }
 
 func sentryIssueBody(a SentryAlert) string {

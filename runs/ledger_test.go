@@ -220,3 +220,31 @@ func TestUpdateFromAStaleCopyIsJudgedOnTheStoredRun(t *testing.T) {
 		t.Fatalf("stored %+v", stored)
 	}
 }
+
+func TestAStatusSaveWithoutItsLockIsRefused(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	s := Subject{Repo: "hexpm/hexpm", Issue: 8}
+	_, first, err := l.LockStatus(ctx, s, time.Second, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb.Del(ctx, l.prefix+"lock:status:"+s.String()) // as if it expired
+	_, second, err := l.LockStatus(ctx, s, time.Second, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.SaveAndUnlock(ctx, Status{CommentID: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.SaveAndUnlock(ctx, Status{CommentID: 1}); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("the expired holder's save: %v", err)
+	}
+	if err := second.SaveAndUnlock(ctx, Status{CommentID: 3}); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("a second save after the release: %v", err)
+	}
+	if st, _ := l.Status(ctx, s); st.CommentID != 2 {
+		t.Fatalf("status %+v: a save without the lock went through", st)
+	}
+}

@@ -40,20 +40,34 @@ type held struct {
 	rdb        redis.UniversalClient
 	key, token string
 	stop       chan struct{}
-	once       sync.Once
+	mu         sync.Mutex
+	released   bool
 }
 
 // unlock releases the lock if still held; later calls do nothing.
-func (h *held) unlock() { h.releaseIn(h.rdb) }
-
-// releaseIn sends the release through c (a pipeline, to share a round
-// trip with the last write the lock guarded).
-func (h *held) releaseIn(c redis.Scripter) {
-	h.once.Do(func() {
-		close(h.stop)
-		unlockScript.Eval(context.WithoutCancel(h.ctx), c, []string{h.key}, h.token)
+func (h *held) unlock() {
+	h.release(func() error {
+		return unlockScript.Run(context.WithoutCancel(h.ctx), h.rdb, []string{h.key}, h.token).Err()
 	})
 }
+
+// release runs send, which releases the lock with whatever it writes, once:
+// a send that fails is taken as not done, so a later unlock tries again.
+func (h *held) release(send func() error) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return errReleased
+	}
+	if err := send(); err != nil {
+		return err
+	}
+	h.released = true
+	close(h.stop)
+	return nil
+}
+
+var errReleased = errors.New("runs: the lock was already released")
 
 // lock is Lock; read, when set, queues reads sent with each attempt to
 // take the lock, so what the lock guards is read in the same round trip.
@@ -72,6 +86,9 @@ func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration,
 			return nil
 		})
 		if err != nil && !errors.Is(err, redis.Nil) {
+			if taken.Val() { // taken, but what it guards could not be read
+				unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{h.key}, h.token)
+			}
 			return nil, err
 		}
 		if taken.Val() {

@@ -92,6 +92,8 @@ type Status struct {
 	Notice         string   `json:"notice,omitempty"`   // why nothing started, shown instead of runs
 	Entries        []Entry  `json:"entries,omitempty"`
 	Rejected       []string `json:"rejected,omitempty"` // mentions that were not valid test paths, or CI failures set aside, with reasons
+	// Written is when pitcrew last wrote the comment or check run.
+	Written time.Time `json:"written,omitzero"`
 }
 
 // Replace sets what the subject shows to next, keeping where it is on
@@ -162,23 +164,38 @@ type StatusLock struct {
 // Unlock releases the lock; after SaveAndUnlock it does nothing.
 func (sl *StatusLock) Unlock() { sl.held.unlock() }
 
+// saveUnlockScript stores a status and releases its lock, only while the
+// caller still holds the lock: a holder whose lock expired must not
+// overwrite what the next holder wrote.
+var saveUnlockScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+redis.call('DEL', KEYS[1])
+return 1`)
+
+// ErrLockLost is a status save refused because its lock had expired or
+// been released.
+var ErrLockLost = errors.New("runs: the status lock was lost before the save")
+
 // SaveAndUnlock stores the status and releases the lock in one round trip.
+// If the lock is no longer held nothing is stored (ErrLockLost); if Redis
+// cannot be reached, Unlock may still release it.
 func (sl *StatusLock) SaveAndUnlock(ctx context.Context, st Status) error {
+	st.Written = sl.l.now().UTC()
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	var set *redis.StatusCmd
-	_, err = sl.l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		set = p.Set(ctx, sl.l.statusKey(sl.s), b, Retention)
-		sl.held.releaseIn(p)
-		return nil
+	saved := false
+	err = sl.held.release(func() error {
+		n, err := saveUnlockScript.Run(ctx, sl.l.rdb, []string{sl.held.key, sl.l.statusKey(sl.s)},
+			sl.held.token, b, int64(Retention/time.Second)).Int()
+		saved = n == 1
+		return err
 	})
-	if set.Err() != nil {
-		return set.Err()
-	}
-	if errors.Is(err, redis.Nil) {
-		err = nil
+	switch {
+	case errors.Is(err, errReleased), err == nil && !saved:
+		return ErrLockLost
 	}
 	return err
 }

@@ -11,9 +11,14 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 
 	"gopkg.in/yaml.v3"
 )
+
+// builtStruct is how errors name the struct Parse builds ("in type
+// struct { DailyLimit int ...; S0 handlers.FlakyConfig ... }").
+var builtStruct = regexp.MustCompile(`in type struct \{[^}]*\}`)
 
 // Path is where a repository configures pitcrew.
 const Path = ".github/pitcrew.yml"
@@ -126,7 +131,8 @@ func (s Schema) Parse(content []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(content))
 	dec.KnownFields(true)
 	if err := dec.Decode(file.Interface()); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, err
+		// The struct built above is no name to show users.
+		return Config{}, errors.New(builtStruct.ReplaceAllString(err.Error(), "at the top level"))
 	}
 	cfg.DailyLimit = int(file.Elem().Field(0).Int())
 	cfg.DailyIssueLimit = int(file.Elem().Field(1).Int())

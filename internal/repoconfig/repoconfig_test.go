@@ -58,7 +58,7 @@ func TestParseRefusesWhatTheSchemaDoesNotKnowOrCheck(t *testing.T) {
 	s, _ := NewSchema(widgets, gadgets)
 	for _, bad := range []struct{ file, want string }{
 		{"widgets:\n  nmes: [x]\n", "line 2: field nmes not found"},
-		{"sprockets: {}\n", "field sprockets not found"},
+		{"sprockets: {}\n", "line 1: field sprockets not found at the top level"},
 		{"gadgets:\n  size: big\n", "cannot unmarshal"},
 		{"widgets:\n  names: [a, b, c]\n", "at most 2"},
 		{"daily_issue_limit: -1\n", "daily_issue_limit must be"},
