@@ -91,8 +91,8 @@ func NewApp(o Options) (*App, error) {
 	counters := metrics.New(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
 	tasks := asynq.NewClientFromRedisClient(o.Redis)
-	base := Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
-		Queue: tasks, MaxRunAge: o.MaxRunAge}
+	base := NewBase(Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
+		Queue: tasks, MaxRunAge: o.MaxRunAge})
 
 	worker := NewDeliveryWorker(o.Redis, ledger, eventHandlers(base)...)
 	worker.Metrics = counters

@@ -18,6 +18,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -35,6 +36,8 @@ type Base struct {
 	Ledger  *runs.Ledger
 	Sandbox Sandbox
 	Metrics *metrics.Metrics
+	// Publish writes what subjects show on GitHub (see NewBase).
+	Publish *publish.Writer
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
 	Now     func() time.Time
@@ -44,6 +47,13 @@ type Base struct {
 	// MaxRunAge is when a session that never ends is reported failed
 	// (default 24 hours).
 	MaxRunAge time.Duration
+}
+
+// NewBase is a Base whose Publish renders each status with its job's
+// renderer; the other fields are the caller's.
+func NewBase(b Base) Base {
+	b.Publish = &publish.Writer{Ledger: b.Ledger, Now: b.Now, Renderer: func(job string) runs.Renderer { return jobOf(runs.Kind(job)).Render }}
+	return b
 }
 
 func (b *Base) maxRunAge() time.Duration {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -46,7 +47,7 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 	c := raw.GetCheckRun()
 	slug := c.GetApp().GetSlug()
 	if raw.GetAction() != "completed" || c.GetConclusion() != "success" || raw.GetInstallation().GetID() <= 0 ||
-		slug == "github-actions" || slug == appSlug || c.GetName() == CheckRunName || c.GetName() == "" || !validSHA(c.GetHeadSHA()) {
+		slug == "github-actions" || slug == appSlug || c.GetName() == publish.CheckRunName || c.GetName() == "" || !validSHA(c.GetHeadSHA()) {
 		return PassedCheck{}, false, nil
 	}
 	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())

@@ -138,7 +138,7 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 			}
 		}
 	}
-	return b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
+	return b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: flakyConfig.Of(cfg).Label, Notice: notice, Entries: entries, Heading: sig.What, Rejected: notes})
 	})
 }

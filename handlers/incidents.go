@@ -147,7 +147,7 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 			return nil
 		}
 	}
-	return b.updateStatus(ctx, gh, subject, func(st *runs.Status) { st.Replace(next) })
+	return b.Publish.Status(ctx, gh, subject, func(st *runs.Status) { st.Replace(next) })
 }
 
 // incidentIssue finds the incident's issue (Redis, then the hidden marker

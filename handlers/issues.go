@@ -67,7 +67,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	subject := runs.Subject{Repo: repo.String(), Issue: ev.Issue}
 	label := ev.Label
 	notice := func(label, text string) error {
-		return h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
+		return h.Publish.Status(ctx, gh, subject, func(st *runs.Status) {
 			st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Notice: text})
 		})
 	}
@@ -102,7 +102,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	refs, rejected := exunit.ExtractTestRefs(ev.Text)
 	rejectedText := rejectedLines(rejected)
 	if len(refs) == 0 {
-		return h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
+		return h.Publish.Status(ctx, gh, subject, func(st *runs.Status) {
 			st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Rejected: rejectedText,
 				Notice: fmt.Sprintf("Nothing was started: this issue names no test pitcrew can run. Name each test as `test/path/to/file_test.exs:LINE` (or `apps/<app>/test/...:LINE` in an umbrella project) in the title or body, then remove the `%s` label and add it again.", label)})
 		})
@@ -120,7 +120,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 			started = append(started, entry.RunID)
 		}
 	}
-	err = h.updateStatus(ctx, gh, subject, func(st *runs.Status) {
+	err = h.Publish.Status(ctx, gh, subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Entries: entries, Rejected: rejectedText})
 	})
 	if err != nil {
@@ -129,7 +129,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	// Issues that attached to a run while it was still queued show its
 	// session link once it has one.
 	for _, id := range started {
-		if err := h.publishToSubjects(ctx, gh, id, subject); err != nil {
+		if err := h.Publish.Subjects(ctx, gh, id, subject); err != nil {
 			return err
 		}
 	}

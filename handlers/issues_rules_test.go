@@ -38,8 +38,8 @@ func (s *startedSessions) Download(context.Context, string) ([]byte, error) { re
 
 // ruleBase is a Base on the struct fakes and a private Redis database.
 func ruleBase(t *testing.T, gh *githubtest.Fake, sb Sandbox) Base {
-	return Base{Clients: gh.Clients(), Ledger: runs.NewLedger(testenv.Redis(t)), Sandbox: sb,
-		Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: "pitcrew"}
+	return NewBase(Base{Clients: gh.Clients(), Ledger: runs.NewLedger(testenv.Redis(t)), Sandbox: sb,
+		Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: "pitcrew"})
 }
 
 // Who may start a flaky-test fix with a label, and what each refusal

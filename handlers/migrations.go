@@ -125,7 +125,7 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 	repo := sig.Repo.String()
 	files, notice := usableMigrationNames(files)
 	if len(files) == 0 {
-		return b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
+		return b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 			st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: "Not profiled: " + notice})
 		})
 	}
@@ -143,11 +143,11 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 		return err
 	}
 	entry.About = sig.Commit
-	err = b.updateStatus(ctx, gh, sig.Subject, func(st *runs.Status) {
+	err = b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: notice, Entries: []runs.Entry{entry}})
 	})
 	if err != nil || !started {
 		return err
 	}
-	return b.publishToSubjects(ctx, gh, entry.RunID, sig.Subject)
+	return b.Publish.Subjects(ctx, gh, entry.RunID, sig.Subject)
 }

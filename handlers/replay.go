@@ -34,8 +34,8 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 	ledger := runs.NewLedger(o.Redis)
 	queue := asynq.NewClientFromRedisClient(o.Redis)
 	defer queue.Close()
-	base := Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
-		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug, Queue: queue}
+	base := NewBase(Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
+		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug, Queue: queue})
 	for _, h := range eventHandlers(base) {
 		for _, e := range h.Handles() {
 			if e == event {

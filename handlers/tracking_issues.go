@@ -55,5 +55,5 @@ func trackingBody(e runs.Entry, commit string) string {
 	if e.Seed != nil {
 		b += fmt.Sprintf(" with seed `%d`", *e.Seed)
 	}
-	return b + "\n\nThe fix run's progress is in pitcrew's comment below and in the `" + CheckRunName + "` check run of each commit.\n"
+	return b + "\n\nThe fix run's progress is in pitcrew's comment below and in the `" + publish.CheckRunName + "` check run of each commit.\n"
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 
@@ -57,7 +58,7 @@ func TestRerunPassedWorkflowStartsOneFixPerTest(t *testing.T) {
 	check := h.gh.CheckRuns()[0]
 	out := check["output"].(map[string]any)
 	summary := out["summary"].(string)
-	if check["name"] != CheckRunName || check["conclusion"] != "neutral" || check["head_sha"] != headSHA || out["title"] != "2 flaky tests, 2 new fix runs" {
+	if check["name"] != publish.CheckRunName || check["conclusion"] != "neutral" || check["head_sha"] != headSHA || out["title"] != "2 flaky tests, 2 new fix runs" {
 		t.Fatalf("check run %v", check)
 	}
 	for _, want := range []string{
@@ -217,7 +218,7 @@ func FuzzParsePassedCheck(f *testing.F) {
 	f.Add([]byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + headSHA + `","app":{"slug":"circleci-checks"}}}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParsePassedCheck(payload, "pitcrew")
-		if ok && (ev.ID <= 0 && ev.Name == "" || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0 || ev.Name == CheckRunName) {
+		if ok && (ev.ID <= 0 && ev.Name == "" || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0 || ev.Name == publish.CheckRunName) {
 			t.Fatalf("accepted %+v", ev)
 		}
 	})

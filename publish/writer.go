@@ -1,4 +1,4 @@
-package handlers
+package publish
 
 import (
 	"context"
@@ -6,17 +6,35 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/pitcrew/pitcrew/internal/github"
-	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
-// updateStatus changes the stored status of a subject with change, then
+// Writer writes what subjects show to GitHub: an issue's or pull
+// request's status comment, a commit's comment, or a check run, each
+// rendered by the renderer of the job the status names.
+type Writer struct {
+	Ledger *runs.Ledger
+	// Renderer is the status renderer of a job (the status's Job).
+	Renderer func(job string) runs.Renderer
+	Now      func() time.Time // default time.Now
+}
+
+func (b *Writer) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// Status changes the stored status of a subject with change, then
 // writes it to GitHub: an issue's status comment (created the first time,
 // edited in place after that, recreated if someone deleted it) or a check
 // run. The subject's lock makes concurrent updates (two runs of one issue
 // ending together) apply one after the other.
-func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subject, change func(*runs.Status)) error {
+func (b *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, change func(*runs.Status)) error {
 	repo, err := github.ParseRepo(s.Repo)
 	if err != nil {
 		return err
@@ -54,7 +72,7 @@ func (b *Base) updateStatus(ctx context.Context, gh github.Client, s runs.Subjec
 			}
 		}
 	}
-	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, jobOf(runs.Kind(st.Job)).Render(view), lock)
+	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, b.Renderer(st.Job)(view), lock)
 }
 
 // comments is how a subject's status comment is created, edited and found
@@ -75,7 +93,7 @@ func commentsOn(gh github.Client, repo github.Repo, s runs.Subject) comments {
 				return gh.EditCommitComment(ctx, repo, id, body)
 			},
 			find: func(ctx context.Context) (int64, error) {
-				return gh.FindCommitComment(ctx, repo, s.Commit, publish.StatusMarker)
+				return gh.FindCommitComment(ctx, repo, s.Commit, StatusMarker)
 			},
 		}
 	}
@@ -85,7 +103,7 @@ func commentsOn(gh github.Client, repo github.Repo, s runs.Subject) comments {
 		},
 		edit: func(ctx context.Context, id int64, body string) error { return gh.EditComment(ctx, repo, id, body) },
 		find: func(ctx context.Context) (int64, error) {
-			return gh.FindComment(ctx, repo, s.Issue, publish.StatusMarker)
+			return gh.FindComment(ctx, repo, s.Issue, StatusMarker)
 		},
 	}
 }
@@ -94,7 +112,7 @@ func commentsOn(gh github.Client, repo github.Repo, s runs.Subject) comments {
 // create, the status records that one is under way, so an attempt that died
 // between GitHub's answer and recording it makes the next attempt look for
 // the comment instead of making a second one.
-func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string, lock *runs.StatusLock) error {
+func (b *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string, lock *runs.StatusLock) error {
 	if st.CommentID != 0 {
 		err := c.edit(ctx, st.CommentID, body)
 		if !errors.Is(err, github.ErrCommentGone) {
@@ -103,7 +121,7 @@ func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st 
 			}
 			return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 		}
-		logFor(ctx).Info().Str("issue", s.String()).Msg("status comment was deleted; creating it again")
+		zerolog.Ctx(ctx).Info().Str("issue", s.String()).Msg("status comment was deleted; creating it again")
 		st.CommentID, st.Creating = 0, false
 	}
 	if st.Creating {
@@ -128,9 +146,9 @@ func (b *Base) writeComment(ctx context.Context, c comments, s runs.Subject, st 
 	return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 }
 
-// publishToSubjects rewrites the status comment of every issue that shows
-// the run, except skip.
-func (b *Base) publishToSubjects(ctx context.Context, gh github.Client, runID string, skip runs.Subject) error {
+// Subjects rewrites the status comment of every issue that shows the run,
+// except skip.
+func (b *Writer) Subjects(ctx context.Context, gh github.Client, runID string, skip runs.Subject) error {
 	subjects, err := b.Ledger.Subjects(ctx, runID)
 	if err != nil {
 		return err
@@ -142,7 +160,7 @@ func (b *Base) publishToSubjects(ctx context.Context, gh github.Client, runID st
 		if s == skip {
 			continue
 		}
-		if err := b.updateStatus(ctx, gh, s, nil); err != nil {
+		if err := b.Status(ctx, gh, s, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -154,8 +172,8 @@ const CheckRunName = "pitcrew / flaky tests"
 
 // writeCheckRun creates the subject's check run the first time and
 // replaces its output after that, guarding the create as writeComment does.
-func (b *Base) writeCheckRun(ctx context.Context, gh github.Client, repo github.Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run, lock *runs.StatusLock) error {
-	title, summary := publish.RenderCheckRun(runs.View{Status: st, Runs: byID, Now: b.now()})
+func (b *Writer) writeCheckRun(ctx context.Context, gh github.Client, repo github.Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run, lock *runs.StatusLock) error {
+	title, summary := RenderCheckRun(runs.View{Status: st, Runs: byID, Now: b.now()})
 	out := github.CheckOutput{Name: CheckRunName, ExternalID: s.Source, Title: title, Summary: summary}
 	if st.CheckRunID == 0 && st.Creating {
 		id, err := gh.FindCheckRun(ctx, repo, s.Commit, CheckRunName, s.Source)
