@@ -36,7 +36,9 @@ type Base struct {
 	Ledger  *runs.Ledger
 	Sandbox Sandbox
 	Metrics *metrics.Metrics
-	// Publish writes what subjects show on GitHub (see NewBase).
+	// Runs claims runs and starts their sessions; Publish writes what
+	// subjects show on GitHub (both made by NewBase).
+	Runs    *runs.Starter
 	Publish *publish.Writer
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
@@ -49,9 +51,10 @@ type Base struct {
 	MaxRunAge time.Duration
 }
 
-// NewBase is a Base whose Publish renders each status with its job's
-// renderer; the other fields are the caller's.
+// NewBase is a Base whose Runs and Publish find each job in the registry;
+// the other fields are the caller's.
 func NewBase(b Base) Base {
+	b.Runs = &runs.Starter{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Metrics: b.Metrics, SafeURL: publish.SafeURL, Now: b.Now}
 	b.Publish = &publish.Writer{Ledger: b.Ledger, Now: b.Now, Renderer: func(job string) runs.Renderer { return jobOf(runs.Kind(job)).Render }}
 	return b
 }

@@ -159,7 +159,7 @@ func alertIssueBody(a alerts.Alert) string {
 	var b strings.Builder
 	b.WriteString("Datadog reported this alert; pitcrew sent an agent to find and fix its cause. Its progress and answer are in the comment below.\n\n")
 	if a.Link != "" {
-		fmt.Fprintf(&b, "- Monitor: %s\n", safeURL(a.Link))
+		fmt.Fprintf(&b, "- Monitor: %s\n", publish.SafeURL(a.Link))
 	}
 	for _, f := range [][2]string{{"Transition", a.Transition}, {"Priority", a.Priority}, {"Scope", a.Scope}, {"Tags", strings.Join(a.Tags, ", ")}, {"Alert id", a.ID}} {
 		if f[1] != "" {

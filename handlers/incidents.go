@@ -113,10 +113,11 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 		return runs.Subject{Repo: repo, Issue: issue}, nil
 	}
 	delivery, _ := asynq.GetTaskID(ctx)
-	entry, started, err := b.claimRun(ctx, runRequest{
+	entry, started, err := b.Runs.Start(ctx, runs.Request{
 		Run:     runs.Run{Key: inc.Key, Kind: inc.Kind, InstallationID: inc.Inst, Repo: repo, Origin: issue, About: inc.ID, Delivery: delivery},
 		Subject: runs.Subject{Repo: repo, Issue: issue}, OpenSubject: openIssue,
 		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Input: inc.Input,
+		LastAttempt: lastAttempt(ctx),
 	})
 	if reserved {
 		if err := b.Ledger.ReleaseIssue(context.WithoutCancel(ctx), repo); err != nil {

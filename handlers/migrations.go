@@ -133,11 +133,12 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 	if err != nil {
 		return err
 	}
-	entry, started, err := b.claimRun(ctx, runRequest{
+	entry, started, err := b.Runs.Start(ctx, runs.Request{
 		Run: runs.Run{Key: MigrationKey(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
 			Repo: repo, Origin: sig.PR, About: sig.Commit, Data: data, Delivery: sig.Delivery},
 		Subject: sig.Subject, Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit,
-		Input: prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files},
+		Input:       prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files},
+		LastAttempt: lastAttempt(ctx),
 	})
 	if err != nil {
 		return err

@@ -165,7 +165,7 @@ func ParseSentryAlert(body []byte) (SentryAlert, error) {
 	a := SentryAlert{
 		IssueID: jsonScalar(ev.IssueID), EventID: alerts.Clean(ev.EventID, 64), Rule: alerts.Clean(v.Data.Rule, 200),
 		Title: alerts.Clean(ev.Title, 300), Culprit: alerts.Clean(ev.Culprit, 300), Level: alerts.Clean(ev.Level, 20),
-		WebURL: safeURL(alerts.Clean(ev.WebURL, 500)), Tags: sentryTags(ev.Tags),
+		WebURL: publish.SafeURL(alerts.Clean(ev.WebURL, 500)), Tags: sentryTags(ev.Tags),
 	}
 	if !sentryIssueID.MatchString(a.IssueID) {
 		return SentryAlert{}, errors.New("not a Sentry event alert: data.event.issue_id is not a Sentry issue id")

@@ -106,7 +106,7 @@ func (h *SessionRefresher) recordOutcome(ctx context.Context, run runs.Run) (run
 		logFor(ctx).Info().Str("status", ses.Status).Msg("session has not ended yet")
 		return run, nil
 	}
-	if url := safeURL(ses.SessionURL); url != "" {
+	if url := publish.SafeURL(ses.SessionURL); url != "" {
 		inner := change
 		change = func(r *runs.Run) { inner(r); r.SessionURL = url }
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -73,7 +74,7 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 		return RerunPassed{}, false, err
 	}
 	return RerunPassed{InstallationID: raw.GetInstallation().GetID(), Repo: repo, RunID: run.GetID(), Attempt: run.GetRunAttempt(),
-		CheckSuiteID: run.GetCheckSuiteID(), HeadSHA: run.GetHeadSHA(), Workflow: run.GetName(), URL: safeURL(run.GetHTMLURL()), Origin: origin}, true, nil
+		CheckSuiteID: run.GetCheckSuiteID(), HeadSHA: run.GetHeadSHA(), Workflow: run.GetName(), URL: publish.SafeURL(run.GetHTMLURL()), Origin: origin}, true, nil
 }
 
 // Handle implements githubapp.EventHandler.

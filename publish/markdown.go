@@ -185,3 +185,15 @@ func clip(s string, max int) string {
 	}
 	return string([]rune(s)[:max]) + "…"
 }
+
+// SafeURL keeps only http(s) links with nothing Markdown could read as
+// more than a link (no space of any kind, so no @mention after a tab; no
+// brackets, quotes or backticks), so a sandbox answer or an alert cannot
+// place a javascript: or other link, or a mention, in a comment.
+func SafeURL(u string) string {
+	if (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) && !strings.ContainsAny(u, "()<>[]`\"'") &&
+		!strings.ContainsFunc(u, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return u
+	}
+	return ""
+}

@@ -154,3 +154,23 @@ func backslashesBefore(s string, i int) int {
 	}
 	return n
 }
+
+func TestSafeURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"https://rush.example/s/ses_1", "https://rush.example/s/ses_1"},
+		{"http://localhost:8080/x?a=1&b=2#f", "http://localhost:8080/x?a=1&b=2#f"},
+		{"javascript:alert(1)", ""},
+		{"https://sentry.io/x\t@org/team", ""}, // a tab would make the rest a mention
+		{"https://sentry.io/x\n@org", ""},
+		{"https://a.example/x y", ""},
+		{"https://a.example/[x](https://evil)", ""},
+		{"https://a.example/`x`", ""},
+		{"https://a.example/\"onmouseover=", ""},
+		{"https://a.example/\u2028x", ""},
+		{"ftp://a.example/", ""},
+	} {
+		if got := SafeURL(c.in); got != c.want {
+			t.Errorf("SafeURL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// abandonedAfter is how long a run may stay queued before another signal
+// takes it over (its own task retried for longer than that, or gave up).
+const abandonedAfter = 15 * time.Minute
+
+// Request is a signal asking for a run of any job.
+type Request struct {
+	Run        Run     // Key, Kind, InstallationID, Repo, Origin, About and the job's Data
+	Subject    Subject // where the signal's answer is shown
+	Cooldown   time.Duration
+	DailyLimit int
+	// Input is what the job's prompt is rendered from (prompts.Render),
+	// only when this signal starts the run.
+	Input any
+	// OpenSubject, when set, makes the subject once the claim is known not
+	// to be limited: a tracking issue is opened only for work that starts
+	// or attaches. A zero subject leaves the run unsubscribed and unstarted.
+	OpenSubject func(ctx context.Context, run Run, claim Claim) (Subject, error)
+	// LastAttempt says the signal's task will not be retried: a sandbox
+	// that cannot be reached then fails the run instead of the task.
+	LastAttempt bool
+}
+
+// Sandbox starts agent sessions.
+type Sandbox interface {
+	Start(ctx context.Context, idempotencyKey, prompt, repoURL string, connections []string) (sandbox.Session, error)
+}
+
+// Starter claims runs and starts their sessions: one session per run,
+// however many signals, replicas and retries ask for it.
+type Starter struct {
+	Ledger  *Ledger
+	Sandbox Sandbox
+	Jobs    func(Kind) Job // the job of a kind: its prompt and connections
+	Metrics *metrics.Metrics
+	// SafeURL keeps the session link only if it is safe to show.
+	SafeURL func(string) string
+	Now     func() time.Time // default time.Now
+}
+
+func (b *Starter) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// Start finds or records the run for the request's key, within the
+// repository's daily limit, subscribes the subject to it and, if this
+// signal owns it, starts its session; started reports whether it did.
+func (b *Starter) Start(ctx context.Context, req Request) (entry Entry, started bool, err error) {
+	kind, job := string(req.Run.Kind), b.Jobs(req.Run.Kind)
+	entry = Entry{Cooldown: req.Cooldown}
+	run, claim, err := b.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit)
+	if err != nil {
+		return entry, false, err
+	}
+	entry.Relation = claim
+	if claim != ClaimLimited && run.InstallationID != req.Run.InstallationID {
+		// Only the installation that owns a run may see or steer it.
+		zerolog.Ctx(ctx).Warn().Str("run_id", run.ID).Msg("a signal from another installation named this run; ignored")
+		entry.Relation, entry.Note = ClaimLimited, "not started: the run for this belongs to another installation"
+		return entry, false, nil
+	}
+	if claim == ClaimLimited {
+		b.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
+		entry.Note = fmt.Sprintf("not started: the daily limit of %d runs for this repository is reached", req.DailyLimit)
+		return entry, false, nil
+	}
+	// The signal that started a run stays its owner: a retried task, or the
+	// label added again to the same issue, is not "attached to another run".
+	// A run left queued by a task that gave up is taken over by the next
+	// signal; the run's idempotency key keeps that to one session.
+	owner := run.Delivery == req.Run.Delivery || (req.Subject.Issue != 0 && run.Repo == req.Run.Repo && run.Origin == req.Subject.Issue)
+	abandoned := run.State == Queued && b.now().Sub(run.CreatedAt) > abandonedAfter
+	if claim == ClaimAttached && (owner || abandoned) {
+		entry.Relation = ClaimNew
+	} else {
+		b.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
+	}
+	entry.RunID = run.ID
+	log := zerolog.Ctx(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("claim", string(entry.Relation)).Logger()
+	log.Info().Msg("claimed run")
+	if req.OpenSubject != nil {
+		if req.Subject, err = req.OpenSubject(ctx, run, entry.Relation); err != nil || req.Subject == (Subject{}) {
+			return entry, false, err
+		}
+	}
+	if err := b.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
+		return entry, false, err
+	}
+	if run.State != Queued || entry.Relation != ClaimNew {
+		return entry, false, nil
+	}
+
+	prompt, err := prompts.Render(job.Prompt, req.Input)
+	if err != nil {
+		return entry, false, b.fail(ctx, run, "pitcrew could not write the agent's instructions")
+	}
+	ses, err := b.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, job.Connections)
+	// What follows must be recorded even if the task's time is up.
+	ctx = context.WithoutCancel(ctx)
+	if err != nil {
+		if !sandbox.IsPermanent(err) && !req.LastAttempt {
+			return entry, false, err
+		}
+		log.Error().Err(err).Msg("could not start the sandbox session")
+		why := "the sandbox could not be reached after several attempts"
+		var perm *sandbox.PermanentError
+		if errors.As(err, &perm) {
+			why = fmt.Sprintf("the sandbox refused to start it (HTTP %d)", perm.Status)
+		}
+		return entry, true, b.fail(ctx, run, why)
+	}
+	if _, err := b.Ledger.Move(ctx, run, Started, func(r *Run) {
+		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, b.SafeURL(ses.SessionURL)
+	}); err != nil && !errors.As(err, new(ErrTransition)) {
+		return entry, false, err // the retry starts again with the same key: same session
+	}
+	b.Metrics.Runs.WithLabelValues(kind, "started").Inc()
+	log.Info().Str("session_id", ses.ID).Msg("started sandbox session")
+	return entry, true, nil
+}
+
+// fail records that a queued run could not start. A run another worker
+// has started meanwhile is left alone.
+func (b *Starter) fail(ctx context.Context, run Run, why string) error {
+	_, err := b.Ledger.Update(ctx, run, func(r *Run) error {
+		if r.State != Queued {
+			return errNotQueued
+		}
+		r.State, r.Error = Failed, why
+		return nil
+	})
+	if errors.Is(err, errNotQueued) {
+		return nil
+	}
+	if err == nil {
+		b.Metrics.Runs.WithLabelValues(string(run.Kind), "failed").Inc()
+	}
+	return err
+}
+
+var errNotQueued = errors.New("run is no longer queued")
