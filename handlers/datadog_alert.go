@@ -80,7 +80,7 @@ func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body [
 		return nil
 	}
 	ctx = log.With().Str("repo", repo.String()).Logger().WithContext(ctx)
-	t, proceed, err := b.alertRepo(ctx, repo, func(c repoconfig.Config) bool { return datadogConfig.Of(c).Enabled })
+	t, proceed, err := b.alertTarget(ctx, repo, func(c repoconfig.Config) bool { return datadogConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
@@ -136,6 +136,8 @@ func firedAt(a alerts.Alert) string {
 	}
 	return ""
 }
+
+var errNoRepo = errors.New("no repository for this alert")
 
 // datadogRepo is the repository of an alert's code: its pitcrew_repo tag,
 // else its service's in DATADOG_SERVICE_REPOS.

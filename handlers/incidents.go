@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"strings"
 	"time"
@@ -33,8 +32,6 @@ type incident struct {
 	Renotified string
 }
 
-var errNoRepo = errors.New("no repository for this alert")
-
 // incidentRewrite is how often at most a repeated alert rewrites its
 // incident's unchanged status comment.
 const incidentRewrite = 10 * time.Minute
@@ -52,17 +49,17 @@ func incidentKey(kind runs.Kind, repo github.Repo, id string) string {
 // issue is found again when Redis has forgotten it.
 func incidentMarker(key string) string { return "<!-- pitcrew:" + key + " -->" }
 
-// alertRepo is where an alert's work goes: the installation and client of
+// alertTarget is where an alert's work goes: the installation and client of
 // the repository it names, and the repository's configuration. proceed is
 // false (and logged) when pitcrew is not installed there, the file is
 // broken, or enabled says the job is off.
-type alertRepo struct {
+type alertTarget struct {
 	Inst int64
 	GH   github.Client
 	Cfg  repoconfig.Config
 }
 
-func (b *Base) alertRepo(ctx context.Context, repo github.Repo, enabled func(repoconfig.Config) bool) (t alertRepo, proceed bool, err error) {
+func (b *Base) alertTarget(ctx context.Context, repo github.Repo, enabled func(repoconfig.Config) bool) (t alertTarget, proceed bool, err error) {
 	t.Inst, err = b.Clients.InstallationFor(ctx, repo)
 	if err != nil || t.Inst == 0 {
 		if t.Inst == 0 && err == nil {

@@ -84,3 +84,19 @@ func TestWhoMayStartAFixWithALabel(t *testing.T) {
 		})
 	}
 }
+
+func TestASourceReadsItsVariables(t *testing.T) {
+	s := sentryJob.Source
+	set, err := s.settings(map[string]string{"SENTRY_CLIENT_SECRET": "x", "SENTRY_PROJECT_REPOS": " hexpm-web=hexpm/hexpm, docs=hexpm/hexdocs ,"})
+	if err != nil || set.Secret != "x" || set.Repos["hexpm-web"] != "hexpm/hexpm" || set.Repos["docs"] != "hexpm/hexdocs" || len(set.Repos) != 2 {
+		t.Fatalf("%+v %v", set, err)
+	}
+	for _, bad := range []string{"hexpm-web", "=hexpm/hexpm", "web=hexpm", "web=hexpm/", "web=/hexpm", "web=a/b/c"} {
+		if _, err := s.settings(map[string]string{"SENTRY_PROJECT_REPOS": bad}); err == nil || !strings.Contains(err.Error(), "SENTRY_PROJECT_REPOS") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if got := strings.Join(SourceEnvKeys(), ","); got != "DATADOG_WEBHOOK_TOKEN,DATADOG_SERVICE_REPOS,SENTRY_CLIENT_SECRET,SENTRY_PROJECT_REPOS" {
+		t.Errorf("SourceEnvKeys = %s", got)
+	}
+}

@@ -269,7 +269,7 @@ func handleSentryAlert(ctx context.Context, b *Base, set SourceSettings, body []
 		return nil
 	}
 	ctx = log.With().Str("repo", repo.String()).Logger().WithContext(ctx)
-	t, proceed, err := b.alertRepo(ctx, repo, func(c repoconfig.Config) bool { return sentryConfig.Of(c).Enabled })
+	t, proceed, err := b.alertTarget(ctx, repo, func(c repoconfig.Config) bool { return sentryConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}

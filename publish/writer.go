@@ -22,9 +22,9 @@ type Writer struct {
 	Now      func() time.Time // default time.Now
 }
 
-func (b *Writer) now() time.Time {
-	if b.Now != nil {
-		return b.Now()
+func (w *Writer) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
 	}
 	return time.Now()
 }
@@ -34,12 +34,12 @@ func (b *Writer) now() time.Time {
 // edited in place after that, recreated if someone deleted it) or a check
 // run. The subject's lock makes concurrent updates (two runs of one issue
 // ending together) apply one after the other.
-func (b *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, change func(*runs.Status)) error {
+func (w *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, change func(*runs.Status)) error {
 	repo, err := github.ParseRepo(s.Repo)
 	if err != nil {
 		return err
 	}
-	st, lock, err := b.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
+	st, lock, err := w.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", s, err)
 	}
@@ -55,24 +55,24 @@ func (b *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, c
 		if e.RunID == "" {
 			continue // nothing started for it (see Entry.Note)
 		}
-		if r, err := b.Ledger.Get(ctx, e.RunID); err == nil {
+		if r, err := w.Ledger.Get(ctx, e.RunID); err == nil {
 			byID[e.RunID] = r
 		} else if !errors.Is(err, runs.ErrNotFound) {
 			return err
 		}
 	}
 	if s.IsCheck() {
-		return b.writeCheckRun(ctx, gh, repo, s, st, byID, lock)
+		return w.writeCheckRun(ctx, gh, repo, s, st, byID, lock)
 	}
-	view := runs.View{Status: st, Runs: byID, Reports: map[string]string{}, Now: b.now()}
+	view := runs.View{Status: st, Runs: byID, Reports: map[string]string{}, Now: w.now()}
 	for id, r := range byID {
 		if r.Report {
-			if view.Reports[id], err = b.Ledger.Report(ctx, id); err != nil {
+			if view.Reports[id], err = w.Ledger.Report(ctx, id); err != nil {
 				return err
 			}
 		}
 	}
-	return b.writeComment(ctx, commentsOn(gh, repo, s), s, st, b.Renderer(st.Job)(view), lock)
+	return w.writeComment(ctx, commentsOn(gh, repo, s), s, st, w.Renderer(st.Job)(view), lock)
 }
 
 // comments is how a subject's status comment is created, edited and found
@@ -112,7 +112,7 @@ func commentsOn(gh github.Client, repo github.Repo, s runs.Subject) comments {
 // create, the status records that one is under way, so an attempt that died
 // between GitHub's answer and recording it makes the next attempt look for
 // the comment instead of making a second one.
-func (b *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string, lock *runs.StatusLock) error {
+func (w *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, st runs.Status, body string, lock *runs.StatusLock) error {
 	if st.CommentID != 0 {
 		err := c.edit(ctx, st.CommentID, body)
 		if !errors.Is(err, github.ErrCommentGone) {
@@ -131,11 +131,11 @@ func (b *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, s
 		}
 		if id != 0 {
 			st.CommentID, st.Creating = id, false
-			return b.writeComment(ctx, c, s, st, body, lock)
+			return w.writeComment(ctx, c, s, st, body, lock)
 		}
 	}
 	st.Creating = true
-	if err := b.Ledger.SaveStatus(ctx, s, st); err != nil {
+	if err := w.Ledger.SaveStatus(ctx, s, st); err != nil {
 		return err
 	}
 	id, err := c.create(ctx, body)
@@ -148,8 +148,8 @@ func (b *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, s
 
 // Subjects rewrites the status comment of every issue that shows the run,
 // except skip.
-func (b *Writer) Subjects(ctx context.Context, gh github.Client, runID string, skip runs.Subject) error {
-	subjects, err := b.Ledger.Subjects(ctx, runID)
+func (w *Writer) Subjects(ctx context.Context, gh github.Client, runID string, skip runs.Subject) error {
+	subjects, err := w.Ledger.Subjects(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (b *Writer) Subjects(ctx context.Context, gh github.Client, runID string, s
 		if s == skip {
 			continue
 		}
-		if err := b.Status(ctx, gh, s, nil); err != nil {
+		if err := w.Status(ctx, gh, s, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -172,8 +172,8 @@ const CheckRunName = "pitcrew / flaky tests"
 
 // writeCheckRun creates the subject's check run the first time and
 // replaces its output after that, guarding the create as writeComment does.
-func (b *Writer) writeCheckRun(ctx context.Context, gh github.Client, repo github.Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run, lock *runs.StatusLock) error {
-	title, summary := RenderCheckRun(runs.View{Status: st, Runs: byID, Now: b.now()})
+func (w *Writer) writeCheckRun(ctx context.Context, gh github.Client, repo github.Repo, s runs.Subject, st runs.Status, byID map[string]runs.Run, lock *runs.StatusLock) error {
+	title, summary := RenderCheckRun(runs.View{Status: st, Runs: byID, Now: w.now()})
 	out := github.CheckOutput{Name: CheckRunName, ExternalID: s.Source, Title: title, Summary: summary}
 	if st.CheckRunID == 0 && st.Creating {
 		id, err := gh.FindCheckRun(ctx, repo, s.Commit, CheckRunName, s.Source)
@@ -190,7 +190,7 @@ func (b *Writer) writeCheckRun(ctx context.Context, gh github.Client, repo githu
 		return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 	}
 	st.Creating = true
-	if err := b.Ledger.SaveStatus(ctx, s, st); err != nil {
+	if err := w.Ledger.SaveStatus(ctx, s, st); err != nil {
 		return err
 	}
 	id, err := gh.CreateCheckRun(ctx, repo, s.Commit, out)

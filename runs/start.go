@@ -52,9 +52,9 @@ type Starter struct {
 	Now     func() time.Time // default time.Now
 }
 
-func (b *Starter) now() time.Time {
-	if b.Now != nil {
-		return b.Now()
+func (s *Starter) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
 	}
 	return time.Now()
 }
@@ -62,10 +62,10 @@ func (b *Starter) now() time.Time {
 // Start finds or records the run for the request's key, within the
 // repository's daily limit, subscribes the subject to it and, if this
 // signal owns it, starts its session; started reports whether it did.
-func (b *Starter) Start(ctx context.Context, req Request) (entry Entry, started bool, err error) {
-	kind, job := string(req.Run.Kind), b.Jobs(req.Run.Kind)
+func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started bool, err error) {
+	kind, job := string(req.Run.Kind), s.Jobs(req.Run.Kind)
 	entry = Entry{Cooldown: req.Cooldown}
-	run, claim, err := b.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit)
+	run, claim, err := s.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit)
 	if err != nil {
 		return entry, false, err
 	}
@@ -77,7 +77,7 @@ func (b *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 		return entry, false, nil
 	}
 	if claim == ClaimLimited {
-		b.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
+		s.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
 		entry.Note = fmt.Sprintf("not started: the daily limit of %d runs for this repository is reached", req.DailyLimit)
 		return entry, false, nil
 	}
@@ -86,11 +86,11 @@ func (b *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 	// A run left queued by a task that gave up is taken over by the next
 	// signal; the run's idempotency key keeps that to one session.
 	owner := run.Delivery == req.Run.Delivery || (req.Subject.Issue != 0 && run.Repo == req.Run.Repo && run.Origin == req.Subject.Issue)
-	abandoned := run.State == Queued && b.now().Sub(run.CreatedAt) > abandonedAfter
+	abandoned := run.State == Queued && s.now().Sub(run.CreatedAt) > abandonedAfter
 	if claim == ClaimAttached && (owner || abandoned) {
 		entry.Relation = ClaimNew
 	} else {
-		b.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
+		s.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
 	}
 	entry.RunID = run.ID
 	log := zerolog.Ctx(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("claim", string(entry.Relation)).Logger()
@@ -100,7 +100,7 @@ func (b *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 			return entry, false, err
 		}
 	}
-	if err := b.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
+	if err := s.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
 		return entry, false, err
 	}
 	if run.State != Queued || entry.Relation != ClaimNew {
@@ -109,9 +109,9 @@ func (b *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 
 	prompt, err := prompts.Render(job.Prompt, req.Input)
 	if err != nil {
-		return entry, false, b.fail(ctx, run, "pitcrew could not write the agent's instructions")
+		return entry, false, s.fail(ctx, run, "pitcrew could not write the agent's instructions")
 	}
-	ses, err := b.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, job.Connections)
+	ses, err := s.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, job.Connections)
 	// What follows must be recorded even if the task's time is up.
 	ctx = context.WithoutCancel(ctx)
 	if err != nil {
@@ -124,22 +124,22 @@ func (b *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 		if errors.As(err, &perm) {
 			why = fmt.Sprintf("the sandbox refused to start it (HTTP %d)", perm.Status)
 		}
-		return entry, true, b.fail(ctx, run, why)
+		return entry, true, s.fail(ctx, run, why)
 	}
-	if _, err := b.Ledger.Move(ctx, run, Started, func(r *Run) {
-		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, b.SafeURL(ses.SessionURL)
+	if _, err := s.Ledger.Move(ctx, run, Started, func(r *Run) {
+		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, s.SafeURL(ses.SessionURL)
 	}); err != nil && !errors.As(err, new(ErrTransition)) {
 		return entry, false, err // the retry starts again with the same key: same session
 	}
-	b.Metrics.Runs.WithLabelValues(kind, "started").Inc()
+	s.Metrics.Runs.WithLabelValues(kind, "started").Inc()
 	log.Info().Str("session_id", ses.ID).Msg("started sandbox session")
 	return entry, true, nil
 }
 
 // fail records that a queued run could not start. A run another worker
 // has started meanwhile is left alone.
-func (b *Starter) fail(ctx context.Context, run Run, why string) error {
-	_, err := b.Ledger.Update(ctx, run, func(r *Run) error {
+func (s *Starter) fail(ctx context.Context, run Run, why string) error {
+	_, err := s.Ledger.Update(ctx, run, func(r *Run) error {
 		if r.State != Queued {
 			return errNotQueued
 		}
@@ -150,7 +150,7 @@ func (b *Starter) fail(ctx context.Context, run Run, why string) error {
 		return nil
 	}
 	if err == nil {
-		b.Metrics.Runs.WithLabelValues(string(run.Kind), "failed").Inc()
+		s.Metrics.Runs.WithLabelValues(string(run.Kind), "failed").Inc()
 	}
 	return err
 }
