@@ -36,9 +36,11 @@ type Base struct {
 	Ledger  *runs.Ledger
 	Sandbox Sandbox
 	Metrics *metrics.Metrics
-	// Runs claims runs and starts their sessions; Publish writes what
-	// subjects show on GitHub (both made by NewBase).
+	// Runs claims runs and starts their sessions, Finish records what a
+	// session reports, Publish writes what subjects show on GitHub (all
+	// three made by NewBase).
 	Runs    *runs.Starter
+	Finish  *runs.Finisher
 	Publish *publish.Writer
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
@@ -51,10 +53,11 @@ type Base struct {
 	MaxRunAge time.Duration
 }
 
-// NewBase is a Base whose Runs and Publish find each job in the registry;
-// the other fields are the caller's.
+// NewBase is a Base whose Runs, Finish and Publish find each job in the
+// registry; the other fields are the caller's.
 func NewBase(b Base) Base {
 	b.Runs = &runs.Starter{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Metrics: b.Metrics, SafeURL: publish.SafeURL, Now: b.Now}
+	b.Finish = &runs.Finisher{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Metrics: b.Metrics, Text: publish.Text, SafeURL: publish.SafeURL}
 	b.Publish = &publish.Writer{Ledger: b.Ledger, Now: b.Now, Renderer: func(job string) runs.Renderer { return jobOf(runs.Kind(job)).Render }}
 	return b
 }

@@ -1,0 +1,122 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// SessionReader reads sessions and downloads their artifacts.
+type SessionReader interface {
+	Get(ctx context.Context, id string) (sandbox.Session, error)
+	Download(ctx context.Context, artifactURL string) ([]byte, error)
+}
+
+// Finisher records the outcome a session reports: read from the sandbox
+// API (a callback is only a hint), the answer's result block parsed, the
+// job's artifact kept as the run's report.
+type Finisher struct {
+	Ledger  *Ledger
+	Sandbox SessionReader
+	Jobs    func(Kind) Job // the job of a kind: its artifact
+	Metrics *metrics.Metrics
+	// Text and SafeURL make what the sandbox says safe to show, before it
+	// is stored.
+	Text    func(s string, max int) string
+	SafeURL func(string) string
+}
+
+// Record moves a started run to the state its session reports; a session
+// still running leaves it as it is.
+func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
+	ses, err := f.Sandbox.Get(ctx, run.SessionID)
+	var to State
+	var change func(*Run)
+	switch {
+	case sandbox.IsPermanent(err):
+		to, change = Failed, func(r *Run) {
+			r.Error = "the sandbox could not report on the session (" + f.Text(err.Error(), 200) + ")"
+		}
+	case err != nil:
+		return run, err
+	case ses.Status == sandbox.StatusFailed:
+		to, change = Failed, func(r *Run) { r.Error = f.failureReason(ses.Result) }
+	case ses.Status == sandbox.StatusCompleted && f.Jobs(run.Kind).Artifact != "":
+		to = Completed
+		stored, err := f.storeReport(ctx, run.ID, ses, f.Jobs(run.Kind).Artifact)
+		if err != nil && !sandbox.IsPermanent(err) {
+			return run, err
+		}
+		change = func(r *Run) {
+			r.Report = stored
+			if err != nil {
+				r.Error = "its report could not be downloaded from the sandbox"
+			}
+		}
+	case ses.Status == sandbox.StatusCompleted:
+		res, perr := prompts.ParseResult(ses.Result)
+		to = Completed
+		if perr == nil && res.Outcome == prompts.OutcomeNotReproduced {
+			to = NotReproduced
+		}
+		change = func(r *Run) {
+			if perr != nil {
+				r.Error = "its answer had no readable result (" + f.Text(perr.Error(), 200) + ")"
+				return
+			}
+			if res.PRURL != "" && !strings.HasPrefix(strings.ToLower(res.PRURL), "https://github.com/"+strings.ToLower(r.Repo)+"/pull/") {
+				res.PRURL = ""
+				r.Error = "the agent reported a pull request outside this repository"
+			}
+			r.Result = &res
+		}
+	default:
+		zerolog.Ctx(ctx).Info().Str("status", ses.Status).Msg("session has not ended yet")
+		return run, nil
+	}
+	if url := f.SafeURL(ses.SessionURL); url != "" {
+		inner := change
+		change = func(r *Run) { inner(r); r.SessionURL = url }
+	}
+	moved, err := f.Ledger.Move(ctx, run, to, change)
+	var te ErrTransition
+	if errors.As(err, &te) {
+		return f.Ledger.Get(ctx, run.ID) // another worker recorded it first
+	}
+	if err != nil {
+		return run, err
+	}
+	f.Metrics.Runs.WithLabelValues(string(run.Kind), string(to)).Inc()
+	zerolog.Ctx(ctx).Info().Str("state", string(to)).Msg("run ended")
+	return moved, nil
+}
+
+func (f *Finisher) failureReason(result string) string {
+	if strings.TrimSpace(result) == "" {
+		return "the sandbox gave no reason"
+	}
+	return f.Text(result, 300)
+}
+
+// storeReport downloads the session's artifact of that name, found through
+// the session read (never a URL from a callback), and keeps it in the
+// ledger as the run's report. stored is false when the session left none.
+func (f *Finisher) storeReport(ctx context.Context, runID string, ses sandbox.Session, artifact string) (stored bool, err error) {
+	for _, a := range ses.Artifacts {
+		if a.Name != artifact {
+			continue
+		}
+		report, err := f.Sandbox.Download(ctx, a.URL)
+		if err != nil {
+			return false, err
+		}
+		return true, f.Ledger.SaveReport(ctx, runID, report)
+	}
+	return false, nil
+}
