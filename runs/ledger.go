@@ -54,14 +54,28 @@ func (l *Ledger) recentKey() string            { return l.prefix + "recent-runs"
 // cooldown, wins. Otherwise it takes one of the repository's runs for the
 // day (KEYS[3]; none left: "limited") and records a new queued run
 // "<key>#<gen>". The generation counter never expires, so run ids (and the
-// sandbox idempotency keys made from them) are never reused.
+// sandbox idempotency keys made from them) are never reused. A subscriber
+// (ARGV[8]) is subscribed to the run it settles on, unless that run belongs
+// to another installation than ARGV[9].
 var claimScript = redis.NewScript(`
+local function subscribe(id, body)
+  if ARGV[8] == '' then return end
+  local ok, run = pcall(cjson.decode, body or '')
+  if not ok or type(run) ~= 'table' or run.installation_id ~= tonumber(ARGV[9]) then return end
+  local sk = ARGV[3] .. id .. ':subjects'
+  redis.call('SADD', sk, ARGV[8])
+  redis.call('EXPIRE', sk, ARGV[6])
+end
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local f = redis.call('HMGET', ARGV[3] .. cur, 'state', 'ended_at', 'json')
   local state, ended = f[1], tonumber(f[2] or '0')
-  if state == 'queued' or state == 'started' then return {'attached', cur, state, f[3]} end
+  if state == 'queued' or state == 'started' then
+    subscribe(cur, f[3])
+    return {'attached', cur, state, f[3]}
+  end
   if (state == 'completed' or state == 'not_reproduced') and ended + tonumber(ARGV[2]) > tonumber(ARGV[1]) then
+    subscribe(cur, f[3])
     return {'cooldown', cur, state, f[3]}
   end
 end
@@ -77,6 +91,7 @@ redis.call('EXPIRE', rk, ARGV[6])
 redis.call('SET', KEYS[1], id, 'EX', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[1], id)
 redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -501)
+subscribe(id, ARGV[5])
 return {'new', id, 'queued', ARGV[5]}
 `)
 
@@ -84,8 +99,10 @@ return {'new', id, 'queued', ARGV[5]}
 // the key, or an ended one does within cooldown. It returns the run that
 // holds the key afterwards and how the caller's signal relates to it. A
 // new run counts against r.Repo's dailyLimit runs per day (UTC); past it,
-// nothing is recorded and the answer is ClaimLimited. One round trip.
-func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, dailyLimit int) (Run, Claim, error) {
+// nothing is recorded and the answer is ClaimLimited. A non-zero
+// subscriber is subscribed to the run (Subscribe) in the same round trip,
+// unless the run belongs to another installation than r's.
+func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, dailyLimit int, subscriber Subject) (Run, Claim, error) {
 	if r.Key == "" {
 		return Run{}, "", errors.New("runs: claim without a key")
 	}
@@ -97,6 +114,7 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 	res, err := claimScript.Run(ctx, l.rdb,
 		[]string{l.pointerKey(r.Key), l.genKey(r.Key), l.dailyKey(r.Repo), l.recentKey()},
 		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second), dailyLimit,
+		subscriberName(subscriber), r.InstallationID,
 	).StringSlice()
 	if err != nil {
 		return Run{}, "", fmt.Errorf("runs: claim %s: %w", r.Key, err)
@@ -106,6 +124,13 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 	}
 	got, err := decodeRun(res[1], res[2], res[3])
 	return got, Claim(res[0]), err
+}
+
+func subscriberName(s Subject) string {
+	if s == (Subject{}) {
+		return ""
+	}
+	return s.String()
 }
 
 func (l *Ledger) dailyKey(repo string) string {

@@ -22,11 +22,11 @@ func TestClaimLifecycle(t *testing.T) {
 	l.now = func() time.Time { return clock }
 	const key = "flaky:hexpm/hexpm:test/a_test.exs:1"
 
-	first, claim, err := l.Claim(ctx, newRun(key), time.Hour, 100)
+	first, claim, err := l.Claim(ctx, newRun(key), time.Hour, 100, Subject{})
 	if err != nil || claim != ClaimNew || first.ID != key+"#1" || first.State != Queued {
 		t.Fatalf("first claim: %+v %s %v", first, claim, err)
 	}
-	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimAttached {
+	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100, Subject{}); claim != ClaimAttached {
 		t.Fatalf("claim of a live key = %s", claim)
 	}
 	if _, err := l.Move(ctx, first, Completed, nil); !errors.As(err, new(ErrTransition)) {
@@ -50,11 +50,11 @@ func TestClaimLifecycle(t *testing.T) {
 		t.Fatalf("an ended run is still indexed as started: %v", ids)
 	}
 	clock = clock.Add(59 * time.Minute)
-	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimCooldown || got.ID != first.ID {
+	if got, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100, Subject{}); claim != ClaimCooldown || got.ID != first.ID {
 		t.Fatalf("claim within cooldown = %s %s", claim, got.ID)
 	}
 	clock = clock.Add(2 * time.Minute)
-	second, claim, err := l.Claim(ctx, newRun(key), time.Hour, 100)
+	second, claim, err := l.Claim(ctx, newRun(key), time.Hour, 100, Subject{})
 	if err != nil || claim != ClaimNew || second.ID != key+"#2" {
 		t.Fatalf("claim after cooldown: %+v %s %v", second, claim, err)
 	}
@@ -63,10 +63,10 @@ func TestClaimLifecycle(t *testing.T) {
 	if _, err := l.Move(ctx, second, Failed, func(r *Run) { r.Error = "boom" }); err != nil {
 		t.Fatal(err)
 	}
-	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100); claim != ClaimNew || third.ID != key+"#3" {
+	if third, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100, Subject{}); claim != ClaimNew || third.ID != key+"#3" {
 		t.Fatalf("claim after failure = %s %s", claim, third.ID)
 	}
-	if _, claim, _ := l.Claim(ctx, newRun("other"), time.Hour, 0); claim != ClaimLimited {
+	if _, claim, _ := l.Claim(ctx, newRun("other"), time.Hour, 0, Subject{}); claim != ClaimLimited {
 		t.Fatalf("claim without allowNew = %s", claim)
 	}
 	if _, err := l.BySession(ctx, "nope"); !errors.Is(err, ErrNotFound) {
@@ -84,7 +84,7 @@ func TestClaimConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, c, err := l.Claim(ctx, newRun("k"), time.Hour, 100)
+			_, c, err := l.Claim(ctx, newRun("k"), time.Hour, 100, Subject{})
 			if err != nil {
 				t.Error(err)
 			}
@@ -135,7 +135,7 @@ func TestDailyLimit(t *testing.T) {
 	claim := func(key, repo string) Claim {
 		r := newRun(key)
 		r.Repo = repo
-		_, c, err := l.Claim(ctx, r, time.Hour, 2)
+		_, c, err := l.Claim(ctx, r, time.Hour, 2, Subject{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestStatusLockReadsWithTheLockAndReleasesWithTheSave(t *testing.T) {
 func TestUpdateFromAStaleCopyIsJudgedOnTheStoredRun(t *testing.T) {
 	ctx := context.Background()
 	l := NewLedger(testenv.Redis(t))
-	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/s_test.exs:1"), time.Hour, 10)
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/s_test.exs:1"), time.Hour, 10, Subject{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +246,34 @@ func TestAStatusSaveWithoutItsLockIsRefused(t *testing.T) {
 	}
 	if st, _ := l.Status(ctx, s); st.CommentID != 2 {
 		t.Fatalf("status %+v: a save without the lock went through", st)
+	}
+}
+
+func TestClaimSubscribesOnlyWithinTheRunsInstallation(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	key := "flaky:hexpm/hexpm:test/sub_test.exs:1"
+	a, b, c := Subject{Repo: "hexpm/hexpm", Issue: 1}, Subject{Repo: "hexpm/hexpm", Issue: 2}, Subject{Repo: "other/repo", Issue: 3}
+	run, _, err := l.Claim(ctx, newRun(key), time.Hour, 100, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, claim, _ := l.Claim(ctx, newRun(key), time.Hour, 100, b); claim != ClaimAttached {
+		t.Fatalf("second claim %s", claim)
+	}
+	foreign := newRun(key)
+	foreign.InstallationID = 99
+	if _, _, err := l.Claim(ctx, foreign, time.Hour, 100, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, claim, _ := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/other_test.exs:1"), time.Hour, 1, c); claim != ClaimLimited {
+		t.Fatalf("claim past the limit: %s", claim)
+	}
+	got, err := l.Subjects(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !(got[0] == a && got[1] == b || got[0] == b && got[1] == a) {
+		t.Fatalf("subjects %v, want %v and %v only", got, a, b)
 	}
 }

@@ -65,7 +65,13 @@ func (s *Starter) now() time.Time {
 func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started bool, err error) {
 	kind, job := string(req.Run.Kind), s.Jobs(req.Run.Kind)
 	entry = Entry{Cooldown: req.Cooldown}
-	run, claim, err := s.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit)
+	// A subject known now is subscribed by the claim itself; one an
+	// OpenSubject makes is subscribed once made.
+	subscriber := req.Subject
+	if req.OpenSubject != nil {
+		subscriber = Subject{}
+	}
+	run, claim, err := s.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit, subscriber)
 	if err != nil {
 		return entry, false, err
 	}
@@ -100,8 +106,10 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 			return entry, false, err
 		}
 	}
-	if err := s.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
-		return entry, false, err
+	if subscriber == (Subject{}) {
+		if err := s.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
+			return entry, false, err
+		}
 	}
 	if run.State != Queued || entry.Relation != ClaimNew {
 		return entry, false, nil
