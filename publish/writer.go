@@ -39,7 +39,7 @@ func (w *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, c
 	if err != nil {
 		return err
 	}
-	st, lock, err := w.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
+	st, found, lock, err := w.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", s, err)
 	}
@@ -55,7 +55,9 @@ func (w *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, c
 		if e.RunID == "" {
 			continue // nothing started for it (see Entry.Note)
 		}
-		if r, err := w.Ledger.Get(ctx, e.RunID); err == nil {
+		if r, ok := found[e.RunID]; ok { // read with the status
+			byID[e.RunID] = r
+		} else if r, err := w.Ledger.Get(ctx, e.RunID); err == nil {
 			byID[e.RunID] = r
 		} else if !errors.Is(err, runs.ErrNotFound) {
 			return err

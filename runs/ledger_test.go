@@ -176,18 +176,18 @@ func TestStatusLockReadsWithTheLockAndReleasesWithTheSave(t *testing.T) {
 	ctx := context.Background()
 	l := NewLedger(testenv.Redis(t))
 	s := Subject{Repo: "hexpm/hexpm", Issue: 7}
-	st, lock, err := l.LockStatus(ctx, s, time.Second, time.Second)
+	st, _, lock, err := l.LockStatus(ctx, s, time.Second, time.Second)
 	if err != nil || st.CommentID != 0 {
 		t.Fatalf("first lock: %+v %v", st, err)
 	}
-	if _, _, err := l.LockStatus(ctx, s, time.Second, 50*time.Millisecond); !errors.Is(err, ErrLocked) {
+	if _, _, _, err := l.LockStatus(ctx, s, time.Second, 50*time.Millisecond); !errors.Is(err, ErrLocked) {
 		t.Fatalf("a held status lock was taken again: %v", err)
 	}
 	if err := lock.SaveAndUnlock(ctx, Status{CommentID: 42}); err != nil {
 		t.Fatal(err)
 	}
 	lock.Unlock() // after SaveAndUnlock: nothing to do
-	st, lock, err = l.LockStatus(ctx, s, time.Second, 50*time.Millisecond)
+	st, _, lock, err = l.LockStatus(ctx, s, time.Second, 50*time.Millisecond)
 	if err != nil || st.CommentID != 42 {
 		t.Fatalf("after the save: %+v %v", st, err)
 	}
@@ -226,12 +226,12 @@ func TestAStatusSaveWithoutItsLockIsRefused(t *testing.T) {
 	rdb := testenv.Redis(t)
 	l := NewLedger(rdb)
 	s := Subject{Repo: "hexpm/hexpm", Issue: 8}
-	_, first, err := l.LockStatus(ctx, s, time.Second, time.Second)
+	_, _, first, err := l.LockStatus(ctx, s, time.Second, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rdb.Del(ctx, l.prefix+"lock:status:"+s.String()) // as if it expired
-	_, second, err := l.LockStatus(ctx, s, time.Second, time.Second)
+	_, _, second, err := l.LockStatus(ctx, s, time.Second, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,5 +275,30 @@ func TestClaimSubscribesOnlyWithinTheRunsInstallation(t *testing.T) {
 	}
 	if len(got) != 2 || !(got[0] == a && got[1] == b || got[0] == b && got[1] == a) {
 		t.Fatalf("subjects %v, want %v and %v only", got, a, b)
+	}
+}
+
+func TestLockStatusReadsTheRunsItsEntriesName(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/lock_test.exs:1"), time.Hour, 10, Subject{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Subject{Repo: "hexpm/hexpm", Issue: 9}
+	if err := l.SaveStatus(ctx, s, Status{Entries: []Entry{{About: "a", RunID: run.ID}, {About: "b", RunID: "gone#1"}, {About: "c"}}}); err != nil {
+		t.Fatal(err)
+	}
+	st, found, lock, err := l.LockStatus(ctx, s, time.Second, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	if len(st.Entries) != 3 || len(found) != 1 || found[run.ID].State != Queued || found[run.ID].Key != run.Key {
+		t.Fatalf("status %+v, runs %+v", st, found)
+	}
+	// What it read can be updated in one round trip, as if read by Get.
+	if _, err := l.Move(ctx, found[run.ID], Started, func(r *Run) { r.SessionID = "ses_lock" }); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,7 +27,9 @@ var ErrLocked = errors.New("runs: lock is held elsewhere")
 // every ttl/3, so a slow holder keeps it, and a holder that dies (SIGKILL)
 // loses it after ttl; unlock releases it only if still held by the caller.
 func (l *Ledger) Lock(ctx context.Context, name string, ttl, wait time.Duration) (unlock func(), err error) {
-	h, err := l.lock(ctx, name, ttl, wait, nil)
+	h, err := l.lock(ctx, name, ttl, wait, func(key, token string) (bool, error) {
+		return l.rdb.SetNX(ctx, key, token, ttl).Result()
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -69,29 +71,21 @@ func (h *held) release(send func() error) error {
 
 var errReleased = errors.New("runs: the lock was already released")
 
-// lock is Lock; read, when set, queues reads sent with each attempt to
-// take the lock, so what the lock guards is read in the same round trip.
-func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, read func(redis.Pipeliner)) (*held, error) {
+// lock is Lock, with try as one attempt to take the lock (key) for token:
+// a script may read what the lock guards in the same round trip.
+func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, try func(key, token string) (bool, error)) (*held, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	h := &held{ctx: ctx, rdb: l.rdb, key: l.prefix + "lock:" + name, token: hex.EncodeToString(b[:]), stop: make(chan struct{})}
 	deadline := time.Now().Add(wait)
 	for {
-		var taken *redis.BoolCmd
-		_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			taken = p.SetNX(ctx, h.key, h.token, ttl)
-			if read != nil {
-				read(p)
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, redis.Nil) {
-			if taken.Val() { // taken, but what it guards could not be read
-				unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{h.key}, h.token)
-			}
+		taken, err := try(h.key, h.token)
+		if err != nil {
+			// The attempt may have taken the lock before failing: give it back.
+			unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{h.key}, h.token)
 			return nil, err
 		}
-		if taken.Val() {
+		if taken {
 			go func() {
 				t := time.NewTicker(ttl / 3)
 				defer t.Stop()

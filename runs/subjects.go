@@ -138,20 +138,70 @@ func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
 	return decodeStatus(l.rdb.Get(ctx, l.statusKey(s)))
 }
 
+// lockStatusScript takes a status lock and, once taken, reads the status
+// and the runs its entries name: {0} when the lock is held elsewhere, else
+// {1, status, then id, state, body of each run found}.
+var lockStatusScript = redis.NewScript(`
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
+local st = redis.call('GET', KEYS[2])
+if not st then return {1, ''} end
+local out = {1, st}
+local ok, v = pcall(cjson.decode, st)
+if ok and type(v) == 'table' and type(v.entries) == 'table' then
+  for _, e in ipairs(v.entries) do
+    if type(e) == 'table' and type(e.run_id) == 'string' and e.run_id ~= '' then
+      local f = redis.call('HMGET', ARGV[3] .. e.run_id, 'state', 'json')
+      if f[1] and f[2] then
+        table.insert(out, e.run_id)
+        table.insert(out, f[1])
+        table.insert(out, f[2])
+      end
+    end
+  end
+end
+return out`)
+
 // LockStatus takes the lock on a subject's status (see Lock) and reads the
-// status in the same round trip.
-func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration) (Status, *StatusLock, error) {
-	var get *redis.StringCmd
-	h, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(p redis.Pipeliner) { get = p.Get(ctx, l.statusKey(s)) })
+// status, and the runs its entries name, in the same round trip.
+func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration) (Status, map[string]Run, *StatusLock, error) {
+	var res []any
+	h, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(key, token string) (bool, error) {
+		var err error
+		res, err = lockStatusScript.Run(ctx, l.rdb, []string{key, l.statusKey(s)}, token, ttl.Milliseconds(), l.prefix+"run:").Slice()
+		return err == nil && len(res) > 0 && res[0] == int64(1), err
+	})
 	if err != nil {
-		return Status{}, nil, err
+		return Status{}, nil, nil, err
 	}
-	st, err := decodeStatus(get)
+	st, found, err := decodeLocked(res)
 	if err != nil {
 		h.unlock()
-		return Status{}, nil, err
+		return Status{}, nil, nil, err
 	}
-	return st, &StatusLock{l: l, s: s, held: h}, nil
+	return st, found, &StatusLock{l: l, s: s, held: h}, nil
+}
+
+func decodeLocked(res []any) (Status, map[string]Run, error) {
+	var st Status
+	raw, _ := res[1].(string)
+	if raw == "" {
+		return st, nil, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return st, nil, err
+	}
+	found := map[string]Run{}
+	for i := 2; i+2 < len(res); i += 3 {
+		id, _ := res[i].(string)
+		state, _ := res[i+1].(string)
+		body, _ := res[i+2].(string)
+		r, err := decodeRun(id, state, body)
+		if err != nil {
+			return st, nil, err
+		}
+		found[id] = r
+	}
+	return st, found, nil
 }
 
 // StatusLock is the held lock on one subject's status.
