@@ -140,5 +140,5 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 	}
 	return b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: flakyConfig.Of(cfg).Label, Notice: notice, Entries: entries, Heading: sig.What, Rejected: notes})
-	})
+	}, runs.RunIDs(entries)...)
 }

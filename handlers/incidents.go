@@ -145,7 +145,7 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 			return nil
 		}
 	}
-	return b.Publish.Status(ctx, gh, subject, func(st *runs.Status) { st.Replace(next) })
+	return b.Publish.Status(ctx, gh, subject, func(st *runs.Status) { st.Replace(next) }, entry.RunID)
 }
 
 // incidentIssue finds the incident's issue (Redis, then the hidden marker

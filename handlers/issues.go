@@ -122,7 +122,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	}
 	err = h.Publish.Status(ctx, gh, subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: ev.InstallationID, Label: label, Entries: entries, Rejected: rejectedText})
-	})
+	}, runs.RunIDs(entries)...)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 	entry.About = sig.Commit
 	err = b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: notice, Entries: []runs.Entry{entry}})
-	})
+	}, entry.RunID)
 	if err != nil || !started {
 		return err
 	}

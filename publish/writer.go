@@ -33,13 +33,14 @@ func (w *Writer) now() time.Time {
 // writes it to GitHub: an issue's status comment (created the first time,
 // edited in place after that, recreated if someone deleted it) or a check
 // run. The subject's lock makes concurrent updates (two runs of one issue
-// ending together) apply one after the other.
-func (w *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, change func(*runs.Status)) error {
+// ending together) apply one after the other. showing names runs the change
+// adds, read with the lock rather than after it.
+func (w *Writer) Status(ctx context.Context, gh github.Client, s runs.Subject, change func(*runs.Status), showing ...string) error {
 	repo, err := github.ParseRepo(s.Repo)
 	if err != nil {
 		return err
 	}
-	st, found, lock, err := w.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute)
+	st, found, lock, err := w.Ledger.LockStatus(ctx, s, 30*time.Second, time.Minute, showing...)
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", s, err)
 	}

@@ -80,6 +80,17 @@ type Entry struct {
 	Sightings int64    `json:"sightings,omitempty"`
 }
 
+// RunIDs lists the runs entries name.
+func RunIDs(entries []Entry) []string {
+	var ids []string
+	for _, e := range entries {
+		if e.RunID != "" {
+			ids = append(ids, e.RunID)
+		}
+	}
+	return ids
+}
+
 // Status is what a subject shows, and where it is on GitHub.
 type Status struct {
 	InstallationID int64    `json:"installation_id"`
@@ -138,36 +149,48 @@ func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
 	return decodeStatus(l.rdb.Get(ctx, l.statusKey(s)))
 }
 
-// lockStatusScript takes a status lock and, once taken, reads the status
-// and the runs its entries name: {0} when the lock is held elsewhere, else
-// {1, status, then id, state, body of each run found}.
+// lockStatusScript takes a status lock and, once taken, reads the status,
+// the runs its entries name and the runs ARGV[4...] name: {0} when the
+// lock is held elsewhere, else {1, status, then id, state, body of each
+// run found}.
 var lockStatusScript = redis.NewScript(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
 local st = redis.call('GET', KEYS[2])
-if not st then return {1, ''} end
-local out = {1, st}
-local ok, v = pcall(cjson.decode, st)
-if ok and type(v) == 'table' and type(v.entries) == 'table' then
-  for _, e in ipairs(v.entries) do
-    if type(e) == 'table' and type(e.run_id) == 'string' and e.run_id ~= '' then
-      local f = redis.call('HMGET', ARGV[3] .. e.run_id, 'state', 'json')
-      if f[1] and f[2] then
-        table.insert(out, e.run_id)
-        table.insert(out, f[1])
-        table.insert(out, f[2])
-      end
+local out, seen = {1, st or ''}, {}
+local function read(id)
+  if type(id) ~= 'string' or id == '' or seen[id] then return end
+  seen[id] = true
+  local f = redis.call('HMGET', ARGV[3] .. id, 'state', 'json')
+  if f[1] and f[2] then
+    table.insert(out, id)
+    table.insert(out, f[1])
+    table.insert(out, f[2])
+  end
+end
+if st then
+  local ok, v = pcall(cjson.decode, st)
+  if ok and type(v) == 'table' and type(v.entries) == 'table' then
+    for _, e in ipairs(v.entries) do
+      if type(e) == 'table' then read(e.run_id) end
     end
   end
 end
+for i = 4, #ARGV do read(ARGV[i]) end
 return out`)
 
 // LockStatus takes the lock on a subject's status (see Lock) and reads the
-// status, and the runs its entries name, in the same round trip.
-func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration) (Status, map[string]Run, *StatusLock, error) {
+// status, the runs its entries name and the runs also names (those the
+// caller is about to show), in the same round trip.
+func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration, also ...string) (Status, map[string]Run, *StatusLock, error) {
 	var res []any
+	args := []any{"", ttl.Milliseconds(), l.prefix + "run:"}
+	for _, id := range also {
+		args = append(args, id)
+	}
 	h, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(key, token string) (bool, error) {
 		var err error
-		res, err = lockStatusScript.Run(ctx, l.rdb, []string{key, l.statusKey(s)}, token, ttl.Milliseconds(), l.prefix+"run:").Slice()
+		args[0] = token
+		res, err = lockStatusScript.Run(ctx, l.rdb, []string{key, l.statusKey(s)}, args...).Slice()
 		return err == nil && len(res) > 0 && res[0] == int64(1), err
 	})
 	if err != nil {
@@ -183,12 +206,10 @@ func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Durat
 
 func decodeLocked(res []any) (Status, map[string]Run, error) {
 	var st Status
-	raw, _ := res[1].(string)
-	if raw == "" {
-		return st, nil, nil
-	}
-	if err := json.Unmarshal([]byte(raw), &st); err != nil {
-		return st, nil, err
+	if raw, _ := res[1].(string); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &st); err != nil {
+			return st, nil, err
+		}
 	}
 	found := map[string]Run{}
 	for i := 2; i+2 < len(res); i += 3 {
