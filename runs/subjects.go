@@ -216,11 +216,11 @@ func decodeLocked(res []any) (Status, map[string]Run, error) {
 		id, _ := res[i].(string)
 		state, _ := res[i+1].(string)
 		body, _ := res[i+2].(string)
-		r, err := decodeRun(id, state, body)
-		if err != nil {
-			return st, nil, err
+		// A run that does not decode is left to Get, which reports it only
+		// if the status still shows it after the change.
+		if r, err := decodeRun(id, state, body); err == nil {
+			found[id] = r
 		}
-		found[id] = r
 	}
 	return st, found, nil
 }
