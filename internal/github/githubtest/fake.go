@@ -44,6 +44,13 @@ type Fake struct {
 	// Installation is what InstallationFor answers for every repository.
 	Installation int64
 
+	// What the CI did: jobs by workflow run and attempt, their logs, the
+	// check suite of each run, and annotations by job (check run) id.
+	jobs        map[[2]int64][]github.CIJob
+	logs        map[int64]string
+	suites      map[int64]int64
+	annotations map[int64][]github.Annotation
+
 	Comments []Comment
 	Issues   []Issue
 	Checks   []github.CheckOutput
@@ -210,24 +217,81 @@ func (f *Fake) CommitOnBranch(context.Context, github.Repo, string, string) (boo
 	return true, nil
 }
 
-// Jobs implements github.Actions; the fake knows no workflow runs.
-func (f *Fake) Jobs(context.Context, github.Repo, int64, int) ([]github.CIJob, error) {
-	return nil, nil
+// SetJob records a job of one attempt of a workflow run, with its log.
+func (f *Fake) SetJob(run int64, attempt int, id int64, name, conclusion, log string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.jobs == nil {
+		f.jobs, f.logs = map[[2]int64][]github.CIJob{}, map[int64]string{}
+	}
+	k := [2]int64{run, int64(attempt)}
+	f.jobs[k] = append(f.jobs[k], github.CIJob{ID: id, Name: name, Conclusion: conclusion})
+	f.logs[id] = log
+}
+
+// SetSuite makes suite the check suite of a workflow run: its check runs
+// are the run's latest jobs.
+func (f *Fake) SetSuite(suite, run int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.suites == nil {
+		f.suites = map[int64]int64{}
+	}
+	f.suites[suite] = run
+}
+
+// Annotate adds an annotation to a job's check run.
+func (f *Fake) Annotate(job int64, a github.Annotation) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.annotations == nil {
+		f.annotations = map[int64][]github.Annotation{}
+	}
+	f.annotations[job] = append(f.annotations[job], a)
+}
+
+// Jobs implements github.Actions.
+func (f *Fake) Jobs(_ context.Context, _ github.Repo, run int64, attempt int) ([]github.CIJob, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]github.CIJob(nil), f.jobs[[2]int64{run, int64(attempt)}]...), nil
 }
 
 // JobLog implements github.Actions.
-func (f *Fake) JobLog(context.Context, github.Repo, int64) (io.ReadCloser, error) {
-	return io.NopCloser(strings.NewReader("")), nil
+func (f *Fake) JobLog(_ context.Context, _ github.Repo, id int64) (io.ReadCloser, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return io.NopCloser(strings.NewReader(f.logs[id])), nil
 }
 
-// SuiteCheckRuns implements github.Checks.
-func (f *Fake) SuiteCheckRuns(context.Context, github.Repo, int64) ([]github.CIJob, error) {
-	return nil, nil
+// SuiteCheckRuns implements github.Checks: the latest attempt's jobs of
+// the suite's workflow run, with their annotation counts.
+func (f *Fake) SuiteCheckRuns(_ context.Context, _ github.Repo, suite int64) ([]github.CIJob, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	run, ok := f.suites[suite]
+	if !ok {
+		return nil, nil
+	}
+	latest := 0
+	for k := range f.jobs {
+		if k[0] == run && int(k[1]) > latest {
+			latest = int(k[1])
+		}
+	}
+	var out []github.CIJob
+	for _, j := range f.jobs[[2]int64{run, int64(latest)}] {
+		j.Annotations = len(f.annotations[j.ID])
+		out = append(out, j)
+	}
+	return out, nil
 }
 
 // CheckRunAnnotations implements github.Checks.
-func (f *Fake) CheckRunAnnotations(context.Context, github.Repo, int64) ([]github.Annotation, error) {
-	return nil, nil
+func (f *Fake) CheckRunAnnotations(_ context.Context, _ github.Repo, id int64) ([]github.Annotation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]github.Annotation(nil), f.annotations[id]...), nil
 }
 
 // ChecksNamed implements github.Checks.
