@@ -41,7 +41,9 @@ func TestWhatARerunMeans(t *testing.T) {
 				gh.SetJob(333, 1, 31, "test", "failure", "2026-10-02T10:12:58.0088449Z ##[error]The runner has received a shutdown signal.\n")
 			}},
 		{name: "the code did not compile", event: rerunPassedEvent(t, 444, headSHA), check: "did not compile",
-			ci: func(gh *githubtest.Fake) { gh.SetJob(444, 1, 41, "test", "failure", fixture(t, "gha_compile_error.txt")) }},
+			ci: func(gh *githubtest.Fake) {
+				gh.SetJob(444, 1, 41, "test", "failure", fixture(t, "gha_compile_error.txt"))
+			}},
 		{name: "the flaky job switched off", config: "flaky:\n  enabled: false\n", event: rerunPassedEvent(t, 222, headSHA),
 			ci: func(gh *githubtest.Fake) {
 				gh.SetJob(222, 1, 21, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
