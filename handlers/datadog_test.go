@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -26,17 +25,7 @@ func alertPayload(alertID, cycle, transition, tags, message string) []byte {
 }
 
 func (h *harness) alert(token string, body []byte) int {
-	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/datadog/hook", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("X-Pitcrew-Token", token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return h.postTo("/api/datadog/hook", map[string]string{"Content-Type": "application/json", "X-Pitcrew-Token": token}, bytes.NewReader(body))
 }
 
 func datadogHarness(t *testing.T) *harness {

@@ -118,16 +118,22 @@ func (h *harness) deliverSigned(event, id string, payload []byte, signature stri
 // postHook sends one request to the webhook route; an empty signature
 // leaves the header out.
 func (h *harness) postHook(event, id, contentType, signature string, body io.Reader) int {
-	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/github/hook", body)
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", id)
-	if signature != "" {
-		req.Header.Set("X-Hub-Signature-256", signature)
+	return h.postTo("/api/github/hook", map[string]string{"Content-Type": contentType, "X-GitHub-Event": event,
+		"X-GitHub-Delivery": id, "X-Hub-Signature-256": signature}, body)
+}
+
+// postTo sends one request to a route of the app, with the headers that
+// have a value, and returns the status.
+func (h *harness) postTo(path string, headers map[string]string, body io.Reader) int {
+	req, _ := http.NewRequest(http.MethodPost, h.server.URL+path, body)
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		h.t.Fatal(err)
+		h.t.Fatalf("%s: %v", path, err)
 	}
 	resp.Body.Close()
 	return resp.StatusCode

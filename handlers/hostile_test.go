@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,17 +15,11 @@ func TestHostileInputChangesNothing(t *testing.T) {
 	h := newHarness(t, true, func(o *Options) { o.SourceEnv = map[string]string{"DATADOG_WEBHOOK_TOKEN": datadogToken} })
 	good := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
 	post := func(path, contentType string, headers map[string]string, body []byte) int {
-		req, _ := http.NewRequest(http.MethodPost, h.server.URL+path, bytes.NewReader(body))
-		req.Header.Set("Content-Type", contentType)
+		all := map[string]string{"Content-Type": contentType}
 		for k, v := range headers {
-			req.Header.Set(k, v)
+			all[k] = v
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return h.postTo(path, all, bytes.NewReader(body))
 	}
 	gh := func(sig string, body []byte) map[string]string {
 		return map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Delivery": newDeliveryID(), "X-Hub-Signature-256": sig}

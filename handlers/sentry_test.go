@@ -2,11 +2,8 @@ package handlers
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"net/http"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -97,15 +94,31 @@ func TestSentryKeepsTheInnermostFramesAndCapsText(t *testing.T) {
 		if i > 0 {
 			frames.WriteString(",")
 		}
-		frames.WriteString(`{"filename":"lib/a.ex","function":"A.f/1","lineno":` + strings.Repeat("9", 1+i%3) + `,"in_app":true}`)
+		// Every third frame is a dependency's; the last is the innermost.
+		fmt.Fprintf(&frames, `{"filename":"lib/a.ex","function":"A.f%d/1","lineno":%d,"in_app":%v}`, i, i+1, i%3 != 0)
 	}
-	body := `{"action":"triggered","data":{"event":{"issue_id":"1","title":"` + strings.Repeat("x\u202e", 2000) + `","exception":{"values":[{"type":"E","stacktrace":{"frames":[` + frames.String() + `]}}]}}}}`
+	var exceptions []string
+	for i := 0; i < 8; i++ {
+		exceptions = append(exceptions, fmt.Sprintf(`{"type":"E%d","stacktrace":{"frames":[%s]}}`, i, frames.String()))
+	}
+	body := `{"action":"triggered","data":{"event":{"issue_id":"1","title":"` + strings.Repeat("x\u202e", 2000) + `","exception":{"values":[` + strings.Join(exceptions, ",") + `]}}}}`
 	a, err := ParseSentryAlert([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(a.Exceptions[0].Frames); n != maxSentryFrames {
-		t.Errorf("%d frames kept", n)
+	if len(a.Exceptions) != maxSentryExceptions || a.Exceptions[0].Type != "E3" || a.Exceptions[len(a.Exceptions)-1].Type != "E7" {
+		t.Errorf("kept %d exceptions from %s to %s, want the last %d", len(a.Exceptions), a.Exceptions[0].Type, a.Exceptions[len(a.Exceptions)-1].Type, maxSentryExceptions)
+	}
+	got := a.Exceptions[0].Frames
+	if len(got) != maxSentryFrames || got[len(got)-1].Function != "A.f199/1" || got[len(got)-1].Line != 200 {
+		t.Fatalf("kept %d frames ending %+v, want the innermost %d", len(got), got[len(got)-1], maxSentryFrames)
+	}
+	for _, f := range got {
+		var i int
+		fmt.Sscanf(f.Function, "A.f%d/1", &i)
+		if i%3 == 0 {
+			t.Errorf("a frame outside the app was kept: %+v", f)
+		}
 	}
 	if strings.ContainsRune(a.Title, '\u202e') || len(a.Title) > 300 {
 		t.Errorf("title not cleaned and capped: %d bytes", len(a.Title))
@@ -139,26 +152,15 @@ func FuzzParseSentryAlert(f *testing.F) {
 	})
 }
 
+// signSentry is Sentry's signature: GitHub's HMAC-SHA256 hex, without
+// the "sha256=" prefix.
 func signSentry(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return hex.EncodeToString(mac.Sum(nil))
+	return strings.TrimPrefix(sign(secret, body), "sha256=")
 }
 
 func (h *harness) sentry(resource, signature string, body []byte) int {
-	req, _ := http.NewRequest(http.MethodPost, h.server.URL+"/api/sentry/hook", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Sentry-Hook-Resource", resource)
-	req.Header.Set("Sentry-Hook-Timestamp", "1764495673")
-	if signature != "" {
-		req.Header.Set("Sentry-Hook-Signature", signature)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return h.postTo("/api/sentry/hook", map[string]string{"Content-Type": "application/json", "Sentry-Hook-Resource": resource,
+		"Sentry-Hook-Timestamp": "1764495673", "Sentry-Hook-Signature": signature}, bytes.NewReader(body))
 }
 
 func sentryHarness(t *testing.T) *harness {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
@@ -103,10 +102,7 @@ func (h *Outside) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	sum := sha256.Sum256(body)
-	_, err = h.Queue.EnqueueContext(r.Context(), asynq.NewTask(h.Source.TaskType(), body,
-		asynq.TaskID(h.Source.Name+":"+hex.EncodeToString(sum[:16])), asynq.Queue(queue.QueueGitHub), asynq.MaxRetry(queue.MaxRetry),
-		asynq.Retention(24*time.Hour), asynq.Timeout(5*time.Minute)))
+	_, err = h.Queue.EnqueueContext(r.Context(), queue.AlertTask(h.Source.TaskType(), h.Source.Name, body))
 	log := h.Log.With().Str("source", h.Source.Name).Str("id", id).Logger()
 	switch {
 	case queue.IsDuplicate(err):

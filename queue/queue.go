@@ -6,6 +6,8 @@ package queue
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +54,16 @@ func DeliveryTask(id string, framed []byte) *asynq.Task {
 	return asynq.NewTask(TaskGitHubDelivery, framed,
 		asynq.TaskID("gh:"+id), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
 		asynq.Retention(DeliveryRetention), asynq.Timeout(5*time.Minute))
+}
+
+// AlertTask is the queue's task for a stored request of an outside alert
+// source: its id is the body's hash, so a repeat of the same body is
+// refused as a duplicate instead of handled twice.
+func AlertTask(taskType, source string, body []byte) *asynq.Task {
+	sum := sha256.Sum256(body)
+	return asynq.NewTask(taskType, body,
+		asynq.TaskID(source+":"+hex.EncodeToString(sum[:16])), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
+		asynq.Retention(24*time.Hour), asynq.Timeout(5*time.Minute))
 }
 
 // Refresh is the payload of a TaskSessionRefresh: read a session.

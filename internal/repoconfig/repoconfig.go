@@ -53,17 +53,6 @@ func (s Section[T]) Of(c Config) T {
 	return s.Defaults()
 }
 
-// With returns c with the section set to v (for tests and defaults).
-func (s Section[T]) With(c Config, v T) Config {
-	m := make(map[string]any, len(c.sections)+1)
-	for k, old := range c.sections {
-		m[k] = old
-	}
-	m[s.Key] = v
-	c.sections = m
-	return c
-}
-
 func (s Section[T]) key() string        { return s.Key }
 func (s Section[T]) zero() reflect.Type { return reflect.TypeFor[T]() }
 func (s Section[T]) defaultValue() any  { return s.Defaults() }

@@ -49,9 +49,6 @@ func TestParseReadsEachSectionOverItsDefaults(t *testing.T) {
 	if g := gadgets.Of(Config{}); g.Size != 3 {
 		t.Errorf("a zero Config gives the defaults, got %+v", g)
 	}
-	if g := gadgets.Of(gadgets.With(cfg, gadget{Size: 9})); g.Size != 9 || gadgets.Of(cfg).Size != 3 {
-		t.Error("With sets the section on a copy only")
-	}
 }
 
 func TestParseRefusesWhatTheSchemaDoesNotKnowOrCheck(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -50,6 +51,8 @@ type Fake struct {
 	logs        map[int64]string
 	suites      map[int64]int64
 	annotations map[int64][]github.Annotation
+
+	labels map[string]bool
 
 	Comments []Comment
 	Issues   []Issue
@@ -141,10 +144,18 @@ func (f *Fake) find(match func(Comment) bool) int64 {
 	return 0
 }
 
-// CreateLabel implements github.Issues.
+// CreateLabel implements github.Issues: created is false for a label the
+// repository has (GitHub answers 422, names compared case-insensitively).
 func (f *Fake) CreateLabel(_ context.Context, _ github.Repo, name, _, _ string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.labels[strings.ToLower(name)] {
+		return false, nil
+	}
+	if f.labels == nil {
+		f.labels = map[string]bool{}
+	}
+	f.labels[strings.ToLower(name)] = true
 	f.write("CreateLabel %s", name)
 	return true, nil
 }
@@ -164,7 +175,7 @@ func (f *Fake) FindIssue(_ context.Context, _ github.Repo, label, marker string)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, is := range f.Issues {
-		if strings.Contains(is.Body, marker) && strings.Contains(strings.Join(is.Labels, "\n"), label) {
+		if strings.Contains(is.Body, marker) && slices.ContainsFunc(is.Labels, func(l string) bool { return strings.EqualFold(l, label) }) {
 			return is.Number, nil
 		}
 	}
