@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // When an alert starts work, decided by each source's Handle alone: no
 // HTTP, a struct fake of GitHub, the source's own settings.
 func TestWhenAnAlertStartsWork(t *testing.T) {
-	phoenix := sentrySample(t, "event_alert_phoenix.json")
+	phoenix := testenv.SentrySample(t, "event_alert_phoenix.json")
 	cases := []struct {
 		name, config string
 		installed    bool
@@ -23,17 +24,17 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 		sessions     int
 		issueTitle   string // of the one tracking issue opened; "" for none
 	}{
-		{name: "Datadog: triggered", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom"), sessions: 1, issueTitle: "Datadog alert: "},
-		{name: "Datadog: re-triggered", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Re-Triggered", tags, "boom"), sessions: 1, issueTitle: "Datadog alert: "},
-		{name: "Datadog: warn, by default", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Warn", tags, "slow")},
-		{name: "Datadog: warn, when start_on lists it", config: "alerts:\n  start_on: [Warn]\n", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Warn", tags, "slow"), sessions: 1, issueTitle: "Datadog alert: "},
-		{name: "Datadog: recovered, with no incident", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Recovered", tags, "ok")},
-		{name: "Datadog: tagged infrastructure", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags+",team:infra", "disk")},
-		{name: "Datadog: no repository", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", "service:unknown", "x")},
-		{name: "Datadog: a mapped service", installed: true, source: datadogJob.Source, repos: map[string]string{"hexdocs": "hexpm/hexdocs"}, body: alertPayload("1", "c1", "Triggered", "service:hexdocs", "x"), sessions: 1, issueTitle: "Datadog alert: "},
-		{name: "Datadog: switched off", config: "alerts:\n  enabled: false\n", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom")},
-		{name: "Datadog: not installed", source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom")},
-		{name: "Datadog: no issues left today", config: "daily_issue_limit: 0\n", installed: true, source: datadogJob.Source, body: alertPayload("1", "c1", "Triggered", tags, "boom")},
+		{name: "Datadog: triggered", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Triggered", testenv.DatadogTags, "boom"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: re-triggered", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Re-Triggered", testenv.DatadogTags, "boom"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: warn, by default", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Warn", testenv.DatadogTags, "slow")},
+		{name: "Datadog: warn, when start_on lists it", config: "alerts:\n  start_on: [Warn]\n", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Warn", testenv.DatadogTags, "slow"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: recovered, with no incident", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Recovered", testenv.DatadogTags, "ok")},
+		{name: "Datadog: tagged infrastructure", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Triggered", testenv.DatadogTags+",team:infra", "disk")},
+		{name: "Datadog: no repository", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Triggered", "service:unknown", "x")},
+		{name: "Datadog: a mapped service", installed: true, source: datadogJob.Source, repos: map[string]string{"hexdocs": "hexpm/hexdocs"}, body: testenv.DatadogAlert("1", "c1", "Triggered", "service:hexdocs", "x"), sessions: 1, issueTitle: "Datadog alert: "},
+		{name: "Datadog: switched off", config: "alerts:\n  enabled: false\n", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Triggered", testenv.DatadogTags, "boom")},
+		{name: "Datadog: not installed", source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Triggered", testenv.DatadogTags, "boom")},
+		{name: "Datadog: no issues left today", config: "daily_issue_limit: 0\n", installed: true, source: datadogJob.Source, body: testenv.DatadogAlert("1", "c1", "Triggered", testenv.DatadogTags, "boom")},
 		{name: "Sentry: a mapped project", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"}, body: phoenix, sessions: 1, issueTitle: "Sentry issue: FunctionClauseError"},
 		{name: "Sentry: an unmapped project", installed: true, source: sentryJob.Source, body: phoenix},
 		{name: "Sentry: a pitcrew_repo tag wins", installed: true, source: sentryJob.Source, repos: map[string]string{"hexpm-web": "hexpm/hexpm"},
@@ -48,7 +49,7 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Config: c.config}
 			if c.installed {
-				gh.Installation = testInstallation
+				gh.Installation = testenv.Installation
 			}
 			sb := &startedSessions{}
 			b := ruleBase(t, gh, sb)
@@ -69,10 +70,10 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 }
 
 func TestARepeatedAlertWritesNothingForAWhileThenRestoresItsComment(t *testing.T) {
-	gh := &githubtest.Fake{Installation: testInstallation}
+	gh := &githubtest.Fake{Installation: testenv.Installation}
 	b := ruleBase(t, gh, &startedSessions{})
 	set := SourceSettings{Repos: map[string]string{"hexpm-web": "hexpm/hexpm"}}
-	body := sentrySample(t, "event_alert_phoenix.json")
+	body := testenv.SentrySample(t, "event_alert_phoenix.json")
 	alert := func() {
 		t.Helper()
 		if err := sentryJob.Source.Handle(context.Background(), &b, set, body); err != nil {

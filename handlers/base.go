@@ -1,7 +1,7 @@
-// Package handlers turns GitHub webhooks and sandbox callbacks into runs
-// and their outcomes on GitHub. Intake (intake.go, rush.go) only verifies
-// and stores a delivery durably; the worker (worker.go) hands each stored
-// delivery to the handler of its event, one file per event.
+// Package handlers decides what each GitHub event and outside alert
+// means: one file per event or source, plus the job list (jobs.go). A
+// handler parses, decides and makes one call (Runs.Start, Publish.Status);
+// the wiring that carries deliveries to it is internal/server.
 package handlers
 
 import (
@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/appconfig"
 	"github.com/rs/zerolog"
 
@@ -20,14 +19,13 @@ import (
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
-	"github.com/pitcrew/pitcrew/sandbox"
 )
 
-// Sandbox is what the handlers need from the sandbox service.
+// Sandbox is what the handlers need from the sandbox service: starting
+// sessions, reading them and their artifacts.
 type Sandbox interface {
-	Start(ctx context.Context, idempotencyKey, prompt, repoURL string, connections []string) (sandbox.Session, error)
-	Get(ctx context.Context, id string) (sandbox.Session, error)
-	Download(ctx context.Context, artifactURL string) ([]byte, error)
+	runs.Sandbox
+	runs.SessionReader
 }
 
 // Base holds what every handler shares.
@@ -46,8 +44,6 @@ type Base struct {
 	AppSlug string
 	Now     func() time.Time
 
-	// Queue schedules follow-up work.
-	Queue *asynq.Client
 	// MaxRunAge is when a session that never ends is reported failed
 	// (default 24 hours).
 	MaxRunAge time.Duration
@@ -105,18 +101,6 @@ func (b *Base) loadRepoConfig(ctx context.Context, gh github.Client, repo github
 	}
 	return cfg, nil
 }
-
-// lastAttempt reports whether the task running in ctx will not be retried
-// if it fails now.
-func lastAttempt(ctx context.Context) bool {
-	n, ok1 := asynq.GetRetryCount(ctx)
-	max, ok2 := asynq.GetMaxRetry(ctx)
-	return !ok1 || !ok2 || n >= max
-}
-
-// permanent marks an error that retrying will not fix, so the queue drops
-// the task instead of retrying it.
-func permanent(err error) error { return fmt.Errorf("%w (%w)", err, asynq.SkipRetry) }
 
 func logFor(ctx context.Context) *zerolog.Logger { return zerolog.Ctx(ctx) }
 

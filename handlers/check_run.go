@@ -12,6 +12,7 @@ import (
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -71,7 +72,7 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
 	ev, ok, err := ParsePassedCheck(payload, h.AppSlug)
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	if !ok {
 		return nil

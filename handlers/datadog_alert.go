@@ -15,6 +15,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -70,7 +71,7 @@ var datadogConfig = repoconfig.Section[AlertConfig]{
 func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body []byte) error {
 	a, err := alerts.Parse(body)
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	log := logFor(ctx).With().Str("alert_id", a.ID).Str("transition", a.Transition).Logger()
 	ctx = log.WithContext(ctx)

@@ -6,6 +6,7 @@ import (
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -27,7 +28,7 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, bool, 
 			Repo: repo, Origin: req.Subject.Issue, About: req.Ref.String(), Delivery: req.Delivery},
 		Subject: req.Subject, Cooldown: flaky.Cooldown, DailyLimit: req.Config.DailyLimit,
 		Input:       prompts.FlakyInput{Repo: repo, Issue: req.Subject.Issue, Test: req.Ref, VerifyRuns: flaky.VerifyRuns},
-		LastAttempt: lastAttempt(ctx),
+		LastAttempt: queue.LastAttempt(ctx),
 	})
 	entry.About = req.Ref.String()
 	return entry, started, err

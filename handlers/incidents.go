@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -109,12 +108,12 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 		}
 		return runs.Subject{Repo: repo, Issue: issue}, nil
 	}
-	delivery, _ := asynq.GetTaskID(ctx)
+	delivery := queue.TaskID(ctx)
 	entry, started, err := b.Runs.Start(ctx, runs.Request{
 		Run:     runs.Run{Key: inc.Key, Kind: inc.Kind, InstallationID: inc.Inst, Repo: repo, Origin: issue, About: inc.ID, Delivery: delivery},
 		Subject: runs.Subject{Repo: repo, Issue: issue}, OpenSubject: openIssue,
 		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Input: inc.Input,
-		LastAttempt: lastAttempt(ctx),
+		LastAttempt: queue.LastAttempt(ctx),
 	})
 	if reserved {
 		if err := b.Ledger.ReleaseIssue(context.WithoutCancel(ctx), repo); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	gogithub "github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/queue"
 )
 
 // Installation prepares the repositories of a new installation: each gets
@@ -19,7 +21,7 @@ func (h *Installation) Handles() []string { return []string{"installation"} }
 func (h *Installation) Handle(ctx context.Context, _, _ string, payload []byte) error {
 	var ev gogithub.InstallationEvent
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		return permanent(fmt.Errorf("decoding installation event: %w", err))
+		return queue.Permanent(fmt.Errorf("decoding installation event: %w", err))
 	}
 	inst := ev.GetInstallation()
 	logFor(ctx).Info().Int64("installation_id", inst.GetID()).Str("account", inst.GetAccount().GetLogin()).

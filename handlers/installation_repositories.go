@@ -9,6 +9,7 @@ import (
 	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/queue"
 )
 
 // InstallationRepositories prepares repositories added to an existing
@@ -24,7 +25,7 @@ func (h *InstallationRepositories) Handles() []string {
 func (h *InstallationRepositories) Handle(ctx context.Context, _, _ string, payload []byte) error {
 	var ev gogithub.InstallationRepositoriesEvent
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		return permanent(fmt.Errorf("decoding installation_repositories event: %w", err))
+		return queue.Permanent(fmt.Errorf("decoding installation_repositories event: %w", err))
 	}
 	logFor(ctx).Info().Int64("installation_id", ev.GetInstallation().GetID()).Str("action", ev.GetAction()).
 		Int("added", len(ev.RepositoriesAdded)).Int("removed", len(ev.RepositoriesRemoved)).Msg("installation repositories changed")

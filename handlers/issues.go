@@ -9,6 +9,7 @@ import (
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -46,7 +47,7 @@ func flakyKeyOf(repo, test string) string { return "flaky:" + strings.ToLower(re
 func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
 	ev, ok, err := ParseLabeledIssue(payload)
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	if !ok {
 		return nil

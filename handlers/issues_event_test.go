@@ -6,33 +6,34 @@ import (
 	"testing"
 
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 func TestParseLabeledIssue(t *testing.T) {
-	real, err := os.ReadFile("../testdata/webhooks/issues.labeled.json")
+	real, err := os.ReadFile(testenv.Path("testdata", "webhooks", "issues.labeled.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The example as published has no installation block: not for an app.
+	// The testenv.Event as published has no installation block: not for an app.
 	if _, ok, err := ParseLabeledIssue(real); ok || err != nil {
 		t.Fatalf("example without installation: ok=%v err=%v", ok, err)
 	}
-	ev, ok, err := ParseLabeledIssue(labeledEvent(t, "flaky", "alice", 12, "Flaky", "body"))
+	ev, ok, err := ParseLabeledIssue(testenv.LabeledEvent(t, "flaky", "alice", 12, "Flaky", "body"))
 	if err != nil || !ok {
 		t.Fatalf("ok=%v err=%v", ok, err)
 	}
-	want := LabeledIssue{InstallationID: testInstallation, Repo: github.Repo{Owner: "hexpm", Name: "hexpm"}, Issue: 12, Label: "flaky", Sender: "alice", Text: "Flaky\nbody"}
+	want := LabeledIssue{InstallationID: testenv.Installation, Repo: github.Repo{Owner: "hexpm", Name: "hexpm"}, Issue: 12, Label: "flaky", Sender: "alice", Text: "Flaky\nbody"}
 	if ev != want {
 		t.Fatalf("got %+v\nwant %+v", ev, want)
 	}
-	bot, _, _ := ParseLabeledIssue(labeledEvent(t, "flaky", "renovate[bot]", 12, "", ""))
+	bot, _, _ := ParseLabeledIssue(testenv.LabeledEvent(t, "flaky", "renovate[bot]", 12, "", ""))
 	if !bot.SenderIsBot {
 		t.Fatal("bot sender not recognised")
 	}
 
 	modified := func(change func(map[string]any)) []byte {
 		var m map[string]any
-		json.Unmarshal(labeledEvent(t, "flaky", "alice", 12, "t", "b"), &m)
+		json.Unmarshal(testenv.LabeledEvent(t, "flaky", "alice", 12, "t", "b"), &m)
 		change(m)
 		b, _ := json.Marshal(m)
 		return b
@@ -58,7 +59,7 @@ func TestParseLabeledIssue(t *testing.T) {
 }
 
 func FuzzParseLabeledIssue(f *testing.F) {
-	f.Add(labeledEvent(f, "flaky", "alice", 12, "Flaky test/a_test.exs:1", "body"))
+	f.Add(testenv.LabeledEvent(f, "flaky", "alice", 12, "Flaky test/a_test.exs:1", "body"))
 	f.Add([]byte(`{"action":"labeled","installation":{"id":1},"issue":{"number":1},"label":{"name":"x"},"sender":{"login":"a"},"repository":{"full_name":"a/b"}}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, err := ParseLabeledIssue(payload)

@@ -69,7 +69,7 @@ func TestWhoMayStartAFixWithALabel(t *testing.T) {
 			gh := &githubtest.Fake{Config: c.config, Permissions: map[string]string{"alice": "write", "eric": "admin"}}
 			sb := &startedSessions{}
 			h := &IssueLabeled{ruleBase(t, gh, sb)}
-			if err := h.Handle(context.Background(), "issues", newDeliveryID(), labeledEvent(t, c.label, c.sender, 12, "Flaky test", c.text)); err != nil {
+			if err := h.Handle(context.Background(), "issues", testenv.DeliveryID(), testenv.LabeledEvent(t, c.label, c.sender, 12, "Flaky test", c.text)); err != nil {
 				t.Fatal(err)
 			}
 			if len(sb.prompts) != c.sessions {
@@ -87,12 +87,12 @@ func TestWhoMayStartAFixWithALabel(t *testing.T) {
 
 func TestASourceReadsItsVariables(t *testing.T) {
 	s := sentryJob.Source
-	set, err := s.settings(map[string]string{"SENTRY_CLIENT_SECRET": "x", "SENTRY_PROJECT_REPOS": " hexpm-web=hexpm/hexpm, docs=hexpm/hexdocs ,"})
+	set, err := s.Settings(map[string]string{"SENTRY_CLIENT_SECRET": "x", "SENTRY_PROJECT_REPOS": " hexpm-web=hexpm/hexpm, docs=hexpm/hexdocs ,"})
 	if err != nil || set.Secret != "x" || set.Repos["hexpm-web"] != "hexpm/hexpm" || set.Repos["docs"] != "hexpm/hexdocs" || len(set.Repos) != 2 {
 		t.Fatalf("%+v %v", set, err)
 	}
 	for _, bad := range []string{"hexpm-web", "=hexpm/hexpm", "web=hexpm", "web=hexpm/", "web=/hexpm", "web=a/b/c"} {
-		if _, err := s.settings(map[string]string{"SENTRY_PROJECT_REPOS": bad}); err == nil || !strings.Contains(err.Error(), "SENTRY_PROJECT_REPOS") {
+		if _, err := s.Settings(map[string]string{"SENTRY_PROJECT_REPOS": bad}); err == nil || !strings.Contains(err.Error(), "SENTRY_PROJECT_REPOS") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"context"
+
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
@@ -63,8 +65,8 @@ func jobOf(k runs.Kind) runs.Job {
 	return defaultJob
 }
 
-// sources are the outside services with a hook of their own.
-func sources() []*Source {
+// Sources are the outside services with a hook of their own.
+func Sources() []*Source {
 	var out []*Source
 	for _, j := range jobs {
 		if j.Source != nil {
@@ -72,4 +74,37 @@ func sources() []*Source {
 		}
 	}
 	return out
+}
+
+// SourceEnvKeys are the variables of every outside source, for the
+// wiring to read into Options.SourceEnv.
+func SourceEnvKeys() []string {
+	var keys []string
+	for _, s := range Sources() {
+		keys = append(keys, s.EnvKeys()...)
+	}
+	return keys
+}
+
+// SourceSecretEnvKeys are the variables holding the sources' secrets;
+// the wiring warns about each one unset.
+func SourceSecretEnvKeys() map[string]string {
+	out := map[string]string{}
+	for _, s := range Sources() {
+		out[s.SecretEnv] = "/api/" + s.Name + "/hook"
+	}
+	return out
+}
+
+// EventHandler handles the GitHub events it names (go-githubapp's
+// EventHandler, declared here so handlers need not import it).
+type EventHandler interface {
+	Handles() []string
+	Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error
+}
+
+// EventHandlers are the handlers of GitHub events, one per file.
+func EventHandlers(base Base) []EventHandler {
+	return []EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base},
+		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -138,7 +139,7 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 			Repo: repo, Origin: sig.PR, About: sig.Commit, Data: data, Delivery: sig.Delivery},
 		Subject: sig.Subject, Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit,
 		Input:       prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files},
-		LastAttempt: lastAttempt(ctx),
+		LastAttempt: queue.LastAttempt(ctx),
 	})
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -50,7 +51,7 @@ func ParseMergedPull(payload []byte) (ev MergedPull, ok bool, err error) {
 func (h *PullRequestMerged) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
 	ev, ok, err := ParseMergedPull(payload)
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	if !ok {
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -58,7 +59,7 @@ func ParseDefaultBranchPush(payload []byte) (ev DefaultBranchPush, ok bool, err 
 func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
 	ev, ok, err := ParseDefaultBranchPush(payload)
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	if !ok {
 		return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -259,7 +260,7 @@ func acceptSentry(header func(string) string, body []byte) (string, error) {
 func handleSentryAlert(ctx context.Context, b *Base, set SourceSettings, body []byte) error {
 	a, err := ParseSentryAlert(body)
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	log := logFor(ctx).With().Str("sentry_issue", a.IssueID).Str("sentry_project", a.Project).Logger()
 	ctx = log.WithContext(ctx)

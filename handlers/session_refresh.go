@@ -2,11 +2,8 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
@@ -17,12 +14,8 @@ import (
 // that shows the run.
 type SessionRefresher struct{ Base }
 
-// ProcessTask implements asynq.Handler for TaskSessionRefresh.
-func (h *SessionRefresher) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	var task queue.Refresh
-	if err := json.Unmarshal(t.Payload(), &task); err != nil {
-		return permanent(err)
-	}
+// Refresh works on one TaskSessionRefresh.
+func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) error {
 	sessionID := task.SessionID
 	run, err := h.Ledger.BySession(ctx, sessionID)
 	if errors.Is(err, runs.ErrNotFound) {

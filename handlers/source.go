@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/github"
 )
@@ -36,8 +34,8 @@ type SourceSettings struct {
 // EnvKeys are the variables the source reads.
 func (s *Source) EnvKeys() []string { return []string{s.SecretEnv, s.ReposEnv} }
 
-// settings reads the source's variables from env.
-func (s *Source) settings(env map[string]string) (SourceSettings, error) {
+// Settings reads the source's variables from env.
+func (s *Source) Settings(env map[string]string) (SourceSettings, error) {
 	set := SourceSettings{Secret: env[s.SecretEnv], Repos: map[string]string{}}
 	for _, pair := range strings.Split(env[s.ReposEnv], ",") {
 		if strings.TrimSpace(pair) == "" {
@@ -50,16 +48,4 @@ func (s *Source) settings(env map[string]string) (SourceSettings, error) {
 		set.Repos[name] = repo
 	}
 	return set, nil
-}
-
-// sourceTask works on a source's stored requests.
-type sourceTask struct {
-	Base
-	source   *Source
-	settings SourceSettings
-}
-
-// ProcessTask implements asynq.Handler for the source's TaskType.
-func (h *sourceTask) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	return h.source.Handle(ctx, &h.Base, h.settings, t.Payload())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -81,7 +82,7 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
 	ev, ok, err := ParseRerunPassed(payload)
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	if !ok {
 		return nil

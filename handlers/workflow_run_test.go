@@ -6,142 +6,30 @@ import (
 	"testing"
 
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/publish"
-	"github.com/pitcrew/pitcrew/sandbox"
 )
 
-const headSHA = "5779607b49aab1200488439f02372c57b4f75444"
-
-// rerunPassedEvent is the workflow_run.completed example from
-// @octokit/webhooks-examples, moved to hexpm/hexpm, as attempt 2 that passed.
-func rerunPassedEvent(t testing.TB, runID int64, sha string) []byte {
-	return workflowRunEvent(t, runID, 2, 0, sha)
-}
-
-// workflowRunEvent is a successful attempt of a workflow run of hexpm/hexpm;
-// suite 0 keeps the example's check suite id.
-func workflowRunEvent(t testing.TB, runID int64, attempt int, suite int64, sha string) []byte {
-	return example(t, "workflow_run.completed.json", func(ev map[string]any) {
-		run := ev["workflow_run"].(map[string]any)
-		run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, attempt, "success", "completed", sha, "CI"
-		run["head_repository"] = map[string]any{"full_name": "hexpm/hexpm"}
-		if suite != 0 {
-			run["check_suite_id"] = suite
-		}
-	})
-}
-
-func fixture(t testing.TB, name string) string {
-	b, err := os.ReadFile("../exunit/testdata/logs/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func TestRerunPassedWorkflowStartsOneFixPerTest(t *testing.T) {
-	h := newHarness(t, true)
-	// Attempt 1 failed in two jobs (two seeds); attempt 2 passed.
-	h.gh.SetJob(111, 1, 11, "test (seed 1)", "failure", fixture(t, "gha_fail_seed_1.txt"))
-	h.gh.SetJob(111, 2, 110, "test (seed 1)", "success", fixture(t, "gha_pass_seed_2.txt"))
-	h.gh.SetJob(111, 1, 12, "test (seed 33)", "failure", fixture(t, "fail_seed_33.txt"))
-	h.gh.SetJob(111, 2, 120, "test (seed 33)", "success", fixture(t, "gha_pass_seed_2.txt"))
-	h.gh.SetJob(111, 1, 13, "lint", "success", "")
-	if code := h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 111, headSHA)); code != 202 {
-		t.Fatalf("answered %d", code)
-	}
-	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
-	// test/racy_b_test.exs:25 failed in both jobs, :20 in one: two tests.
-	if h.sandbox.SessionCount() != 2 {
-		t.Fatalf("%d sessions, want 2", h.sandbox.SessionCount())
-	}
-	check := h.gh.CheckRuns()[0]
-	out := check["output"].(map[string]any)
-	summary := out["summary"].(string)
-	if check["name"] != publish.CheckRunName || check["conclusion"] != "neutral" || check["head_sha"] != headSHA || out["title"] != "2 flaky tests, 2 new fix runs" {
-		t.Fatalf("check run %v", check)
-	}
-	for _, want := range []string{
-		"### `test/racy_b_test.exs:25`", "get\\_env/2 sees mode b after work (`RacyBTest`) · seed `1` · seen flaking 1 time",
-		"mode was clobbered by another async test",
-		"### `test/racy_b_test.exs:20`", "seed `33`", "right: :b", "the agent is working on it",
-	} {
-		if !strings.Contains(summary, want) {
-			t.Errorf("summary lacks %q:\n%s", want, summary)
-		}
-	}
-	calls := 0
-	for _, r := range h.gh.Requests() {
-		if !strings.HasSuffix(r.Operation, "/access_tokens") {
-			calls++
-		}
-	}
-	t.Logf("GitHub API calls for one rerun-passed event with 2 failed jobs: %d", calls)
-
-	// The same flake on another commit: counted, attached, no new session.
-	h.gh.SetJob(222, 1, 21, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
-	h.gh.SetJob(222, 2, 210, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
-	other := strings.Repeat("a", 40)
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 222, other))
-	h.eventually("the second check run", func() bool { return len(h.gh.CheckRuns()) == 2 })
-	second := h.gh.CheckRuns()[1]["output"].(map[string]any)["summary"].(string)
-	if h.sandbox.SessionCount() != 2 || !strings.Contains(second, "seen flaking 2 times") || !strings.Contains(second, "already being fixed") {
-		t.Fatalf("sessions %d, second check run:\n%s", h.sandbox.SessionCount(), second)
-	}
-
-	// A labelled issue naming the same test shares the run too.
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 60, "test/racy_b_test.exs:25", ""))
-	h.eventually("the issue's comment", h.commentContains(60, "already being fixed"))
-
-	// When the runs end, the check runs show the outcome.
-	for _, id := range h.sandbox.SessionIDs() {
-		h.finish(id, sandbox.StatusCompleted, fixedAnswer)
-	}
-	h.eventually("the outcome in the first check run", func() bool {
-		s := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
-		return strings.Count(s, "pull/1234") == 2
-	})
-	if n := h.gh.Count("POST /repos/{owner}/{repo}/check-runs"); n != 2 {
-		t.Fatalf("%d check runs created, want one per CI run", n)
-	}
-}
-
-func TestRerunPassedWithoutExUnitFailures(t *testing.T) {
-	h := newHarness(t, true)
-	h.gh.SetJob(333, 1, 31, "test", "failure", "2026-10-02T10:12:58.0088449Z ##[error]The runner has received a shutdown signal.\n")
-	h.gh.SetJob(444, 1, 41, "test", "failure", fixture(t, "gha_compile_error.txt"))
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 333, headSHA))
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 444, headSHA))
-	h.eventually("two check runs", func() bool { return len(h.gh.CheckRuns()) == 2 })
-	texts := ""
-	for _, c := range h.gh.CheckRuns() {
-		texts += c["output"].(map[string]any)["summary"].(string)
-	}
-	if !strings.Contains(texts, "infrastructure") || !strings.Contains(texts, "did not compile") || h.sandbox.SessionCount() != 0 {
-		t.Fatalf("sessions %d:\n%s", h.sandbox.SessionCount(), texts)
-	}
-}
-
 func TestParseRerunPassed(t *testing.T) {
-	real, _ := os.ReadFile("../testdata/webhooks/workflow_run.completed.json")
+	real, _ := os.ReadFile(testenv.Path("testdata", "webhooks", "workflow_run.completed.json"))
 	if _, ok, err := ParseRerunPassed(real); ok || err != nil {
 		t.Fatalf("the first attempt, no installation: ok=%v err=%v", ok, err)
 	}
-	ev, ok, err := ParseRerunPassed(rerunPassedEvent(t, 7, headSHA))
-	if err != nil || !ok || ev.RunID != 7 || ev.Attempt != 2 || ev.HeadSHA != headSHA || ev.Repo != (github.Repo{Owner: "hexpm", Name: "hexpm"}) {
+	ev, ok, err := ParseRerunPassed(testenv.RerunPassedEvent(t, 7, testenv.HeadSHA))
+	if err != nil || !ok || ev.RunID != 7 || ev.Attempt != 2 || ev.HeadSHA != testenv.HeadSHA || ev.Repo != (github.Repo{Owner: "hexpm", Name: "hexpm"}) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
-	if _, ok, _ := ParseRerunPassed(rerunPassedEvent(t, 7, "not-a-sha")); ok {
+	if _, ok, _ := ParseRerunPassed(testenv.RerunPassedEvent(t, 7, "not-a-sha")); ok {
 		t.Fatal("accepted a bad head_sha")
 	}
-	fork := strings.Replace(string(rerunPassedEvent(t, 7, headSHA)), `"head_repository":{"full_name":"hexpm/hexpm"}`, `"head_repository":{"full_name":"mallory/hexpm"}`, 1)
+	fork := strings.Replace(string(testenv.RerunPassedEvent(t, 7, testenv.HeadSHA)), `"head_repository":{"full_name":"hexpm/hexpm"}`, `"head_repository":{"full_name":"mallory/hexpm"}`, 1)
 	if _, ok, _ := ParseRerunPassed([]byte(fork)); ok {
 		t.Fatal("accepted a rerun of a fork's pull request")
 	}
 }
 
 func FuzzParseRerunPassed(f *testing.F) {
-	f.Add(rerunPassedEvent(f, 7, headSHA))
+	f.Add(testenv.RerunPassedEvent(f, 7, testenv.HeadSHA))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParseRerunPassed(payload)
 		if ok && (ev.Attempt < 1 || ev.RunID <= 0 || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0) {
@@ -150,72 +38,9 @@ func FuzzParseRerunPassed(f *testing.F) {
 	})
 }
 
-// passedCheckEvent is the check_run.completed example, moved to
-// hexpm/hexpm, as a CircleCI check that passed.
-func passedCheckEvent(t testing.TB, id int64, sha, name string) []byte {
-	return passedCheckEventWithOutput(t, id, sha, name, fixture(t, "pass_seed_2.txt"))
-}
-
-// passedCheckEventWithOutput is passedCheckEvent whose check run reported
-// text as its output: the passing run's log.
-func passedCheckEventWithOutput(t testing.TB, id int64, sha, name, text string) []byte {
-	return example(t, "check_run.completed.json", func(ev map[string]any) {
-		c := ev["check_run"].(map[string]any)
-		c["id"], c["conclusion"], c["head_sha"], c["name"] = id, "success", sha, name
-		c["app"].(map[string]any)["slug"] = "circleci-checks"
-		c["output"] = map[string]any{"title": "Tests passed", "summary": "Tests passed", "text": text, "annotations_count": 0, "annotations_url": "https://api.github.com/repos/hexpm/hexpm/check-runs/1/annotations"}
-	})
-}
-
-func TestCheckRunCIThatPassedOnRerun(t *testing.T) {
-	h := newHarness(t, true)
-	h.gh.AddCheckRun(headSHA, "ci/test", "failure", "Tests failed", fixture(t, "fail_seed_4.txt"))
-	h.deliver("check_run", newDeliveryID(), passedCheckEvent(t, 9001, headSHA, "ci/test"))
-	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
-	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
-	if h.sandbox.SessionCount() != 1 || !strings.Contains(summary, "test/racy_a_test.exs:27") || !strings.Contains(summary, "check `ci/test`") {
-		t.Fatalf("sessions %d:\n%s", h.sandbox.SessionCount(), summary)
-	}
-	// A check that passed the first time costs one call and does nothing.
-	before := len(h.gh.Requests())
-	h.deliver("check_run", newDeliveryID(), passedCheckEvent(t, 9002, strings.Repeat("b", 40), "ci/test"))
-	h.eventually("the delivery handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 2 })
-	if calls := len(h.gh.Requests()) - before; calls > 2 || len(h.gh.CheckRuns()) != 1 {
-		t.Fatalf("%d calls for a first-time pass", calls)
-	}
-}
-
-func TestTrackingIssuesAttachToTheSameRun(t *testing.T) {
-	h := newHarness(t, true)
-	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  track_issues: true\n")
-	h.gh.SetJob(111, 1, 11, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
-	h.gh.SetJob(111, 2, 110, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 111, headSHA))
-	h.eventually("the tracking issue", func() bool { return len(h.gh.Issues()) == 1 })
-	var number int
-	for n, is := range h.gh.Issues() {
-		number = n
-		if is["title"] != "Flaky test: test/racy_b_test.exs:25" || !strings.Contains(is["body"].(string), "Seen flaking: 1 time") || is["labels"].([]any)[0].(map[string]any)["name"] != "flaky" {
-			t.Fatalf("issue %v", is)
-		}
-	}
-	// GitHub then sends the label event of pitcrew's own bot: it attaches.
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "pitcrew[bot]", number, "Flaky test: test/racy_b_test.exs:25", h.gh.Issues()[number]["body"].(string)))
-	h.eventually("the tracking issue's status", h.commentContains(number, "already being fixed"))
-
-	// The next sighting updates the same issue.
-	h.gh.SetJob(222, 1, 21, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
-	h.gh.SetJob(222, 2, 210, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 222, strings.Repeat("c", 40)))
-	h.eventually("the issue updated", func() bool { return strings.Contains(h.gh.Issues()[number]["body"].(string), "Seen flaking: 2 times") })
-	if len(h.gh.Issues()) != 1 || h.sandbox.SessionCount() != 1 {
-		t.Fatalf("%d issues, %d sessions", len(h.gh.Issues()), h.sandbox.SessionCount())
-	}
-}
-
 func FuzzParsePassedCheck(f *testing.F) {
-	f.Add(passedCheckEvent(f, 9001, headSHA, "ci/test"))
-	f.Add([]byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + headSHA + `","app":{"slug":"circleci-checks"}}}`))
+	f.Add(testenv.PassedCheckEvent(f, 9001, testenv.HeadSHA, "ci/test"))
+	f.Add([]byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + testenv.HeadSHA + `","app":{"slug":"circleci-checks"}}}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParsePassedCheck(payload, "pitcrew")
 		if ok && (ev.ID <= 0 && ev.Name == "" || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0 || ev.Name == publish.CheckRunName) {
@@ -226,7 +51,7 @@ func FuzzParsePassedCheck(f *testing.F) {
 
 // A check run event without its suite is read, not a panic.
 func TestAPassedCheckWithoutItsSuite(t *testing.T) {
-	payload := []byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + headSHA + `","app":{"slug":"circleci-checks"}}}`)
+	payload := []byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + testenv.HeadSHA + `","app":{"slug":"circleci-checks"}}}`)
 	if _, _, err := ParsePassedCheck(payload, "pitcrew"); err != nil {
 		t.Fatal(err)
 	}

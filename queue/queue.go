@@ -6,6 +6,7 @@ package queue
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -116,4 +117,29 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 		return (2 * time.Second) << n
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
+// LastAttempt reports whether the task running in ctx will not be retried
+// if it fails now (true outside a task).
+func LastAttempt(ctx context.Context) bool {
+	n, ok1 := asynq.GetRetryCount(ctx)
+	max, ok2 := asynq.GetMaxRetry(ctx)
+	return !ok1 || !ok2 || n >= max
+}
+
+// Permanent marks an error that retrying will not fix, so the queue drops
+// the task instead of retrying it.
+func Permanent(err error) error { return fmt.Errorf("%w (%w)", err, asynq.SkipRetry) }
+
+// TaskID is the id of the task running in ctx, "" outside a task.
+func TaskID(ctx context.Context) string {
+	id, _ := asynq.GetTaskID(ctx)
+	return id
+}
+
+// DecodeRefresh reads a TaskSessionRefresh's payload.
+func DecodeRefresh(p []byte) (Refresh, error) {
+	var r Refresh
+	err := json.Unmarshal(p, &r)
+	return r, err
 }

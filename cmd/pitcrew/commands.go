@@ -19,6 +19,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -84,11 +85,11 @@ func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	actions, err := handlers.Replay(ctx, handlers.Options{ClientCreator: cc, Redis: rdb, Sandbox: sb, AppSlug: "pitcrew",
+	actions, err := server.Replay(ctx, server.Options{ClientCreator: cc, Redis: rdb, Sandbox: sb, AppSlug: "pitcrew",
 		Logger: zerolog.New(os.Stderr).Level(zerolog.WarnLevel)}, event, fmt.Sprintf("replay-%d", time.Now().UnixNano()), payload, dry)
 	out := map[string]any{"event": event, "dry_run": dry, "actions": actions}
 	if actions == nil {
-		out["actions"] = []handlers.Action{}
+		out["actions"] = []server.Action{}
 	}
 	if err != nil {
 		out["error"] = err.Error()

@@ -28,6 +28,7 @@ import (
 	"github.com/pitcrew/pitcrew"
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/hostrule"
+	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 	"github.com/pitcrew/pitcrew/setup"
@@ -178,7 +179,7 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 	if err != nil || workers < 0 {
 		return nil, nil, errors.New("PITCREW_WORKERS must be 0 (take webhooks only) or more")
 	}
-	app, err := handlers.NewApp(handlers.Options{
+	app, err := server.NewApp(server.Options{
 		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
 		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log, Concurrency: workers,
 		SourceEnv:  env,

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // stalledPost opens a connection that sends the headers of an unsigned
@@ -21,7 +22,7 @@ func stalledPost(t *testing.T, url, path string, size int) net.Conn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nX-GitHub-Event: issues\r\nX-GitHub-Delivery: %s\r\nX-Hub-Signature-256: sha256=%s\r\n\r\n{",
-		path, size, newDeliveryID(), strings.Repeat("0", 64))
+		path, size, testenv.DeliveryID(), strings.Repeat("0", 64))
 	return conn
 }
 
@@ -39,7 +40,7 @@ func TestLargeUnverifiedBodiesAreBoundedAndSmallDeliveriesStillPass(t *testing.T
 	if !strings.HasPrefix(string(head), "HTTP/1.1 503") || !strings.Contains(string(head), "Retry-After: 1") {
 		t.Fatalf("a seventh large unverified body was answered:\n%s", head)
 	}
-	if code := h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 8, flakyTest, "")); code != http.StatusAccepted {
+	if code := h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 8, flakyTest, "")); code != http.StatusAccepted {
 		t.Fatalf("an honest delivery during the flood answered %d", code)
 	}
 	if code := h.sandbox.Callback(t, h.server.URL+"/api/rush/hook", testRushSecret, "run.completed", "ses_unknown"); code != http.StatusOK {

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -26,8 +27,8 @@ const (
 
 func TestFlakyLabelFromLabelToOutcome(t *testing.T) {
 	h := newHarness(t, true)
-	payload := labeledEvent(t, "flaky", "alice", 7, "Flaky package controller test", issueBody)
-	if code := h.deliver("issues", newDeliveryID(), payload); code != 202 {
+	payload := testenv.LabeledEvent(t, "flaky", "alice", 7, "Flaky package controller test", issueBody)
+	if code := h.deliver("issues", testenv.DeliveryID(), payload); code != 202 {
 		t.Fatalf("delivery answered %d", code)
 	}
 	h.eventually("the status comment with the run link", h.commentContains(7, "/s/ses_1"))
@@ -97,8 +98,8 @@ func TestFlakyLabelFromLabelToOutcome(t *testing.T) {
 
 func TestRedeliveriesStartOneRun(t *testing.T) {
 	h := newHarness(t, true)
-	payload := labeledEvent(t, "flaky", "alice", 8, "flaky: "+flakyTest, "")
-	id := newDeliveryID()
+	payload := testenv.LabeledEvent(t, "flaky", "alice", 8, "flaky: "+flakyTest, "")
+	id := testenv.DeliveryID()
 	var wg sync.WaitGroup
 	codes := make([]int, 20)
 	for i := range codes {
@@ -137,8 +138,8 @@ func TestManyIssuesNamingOneTestShareOneRun(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			payload := labeledEvent(t, "flaky", "alice", 100+i, "Flaky", "see "+flakyTest)
-			if code := h.deliver("issues", newDeliveryID(), payload); code != 202 {
+			payload := testenv.LabeledEvent(t, "flaky", "alice", 100+i, "Flaky", "see "+flakyTest)
+			if code := h.deliver("issues", testenv.DeliveryID(), payload); code != 202 {
 				t.Errorf("delivery answered %d", code)
 			}
 		}()

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -15,7 +16,7 @@ import (
 // waits until every one is handled.
 func stormOfDistinctAlerts(h *harness, n int) {
 	for i := 0; i < n; i++ {
-		if code := h.alert(datadogToken, alertPayload(fmt.Sprint(5000000+i), "cycle-1", "Triggered", tags, "storm")); code != 202 {
+		if code := h.alert(datadogToken, testenv.DatadogAlert(fmt.Sprint(5000000+i), "cycle-1", "Triggered", testenv.DatadogTags, "storm")); code != 202 {
 			h.t.Fatalf("answered %d", code)
 		}
 	}
@@ -66,11 +67,11 @@ func TestTheDailyIssueCapHoldsWhenRunsAreAllowed(t *testing.T) {
 func TestTrackIssuesOpensNoIssueForALimitedRun(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "daily_limit: 1\nflaky:\n  track_issues: true\n")
-	h.gh.SetJob(111, 1, 11, "test (seed 1)", "failure", fixture(t, "gha_fail_seed_1.txt"))
-	h.gh.SetJob(111, 2, 110, "test (seed 1)", "success", fixture(t, "gha_pass_seed_2.txt"))
-	h.gh.SetJob(111, 1, 12, "test (seed 33)", "failure", fixture(t, "fail_seed_33.txt"))
-	h.gh.SetJob(111, 2, 120, "test (seed 33)", "success", fixture(t, "gha_pass_seed_2.txt"))
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 111, headSHA))
+	h.gh.SetJob(111, 1, 11, "test (seed 1)", "failure", testenv.ExUnitLog(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(111, 2, 110, "test (seed 1)", "success", testenv.ExUnitLog(t, "gha_pass_seed_2.txt"))
+	h.gh.SetJob(111, 1, 12, "test (seed 33)", "failure", testenv.ExUnitLog(t, "fail_seed_33.txt"))
+	h.gh.SetJob(111, 2, 120, "test (seed 33)", "success", testenv.ExUnitLog(t, "gha_pass_seed_2.txt"))
+	h.deliver("workflow_run", testenv.DeliveryID(), testenv.RerunPassedEvent(t, 111, testenv.HeadSHA))
 	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
 	if len(h.gh.Issues()) != 1 || h.sandbox.SessionCount() != 1 {
 		t.Fatalf("%d issues, %d sessions with a daily limit of one run", len(h.gh.Issues()), h.sandbox.SessionCount())

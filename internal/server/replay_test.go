@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"strings"
@@ -6,12 +6,14 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 func TestReplayDryRunWritesNothing(t *testing.T) {
 	h := newHarness(t, false)
-	h.gh.SetJob(111, 1, 11, "test", "failure", fixture(t, "gha_fail_seed_1.txt"))
-	h.gh.SetJob(111, 2, 110, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
+	h.gh.SetJob(111, 1, 11, "test", "failure", testenv.ExUnitLog(t, "gha_fail_seed_1.txt"))
+	h.gh.SetJob(111, 2, 110, "test", "success", testenv.ExUnitLog(t, "gha_pass_seed_2.txt"))
 	h.gh.SetPullFiles(12, "added priv/repo/migrations/20261201_a.exs")
 	cases := []struct {
 		event   string
@@ -19,9 +21,9 @@ func TestReplayDryRunWritesNothing(t *testing.T) {
 		want    []string // action kinds
 		key     string
 	}{
-		{"issues", labeledEvent(t, "flaky", "alice", 7, flakyTest, ""), []string{"session", "comment"}, "flaky:hexpm/hexpm:" + flakyTest + "#1"},
-		{"workflow_run", rerunPassedEvent(t, 111, headSHA), []string{"session", "check_run"}, "flaky:hexpm/hexpm:test/racy_b_test.exs:25#1"},
-		{"pull_request", mergedPullEvent(t, 12, mergeSHA), []string{"session", "comment"}, "migration:hexpm/hexpm:" + mergeSHA + "#1"},
+		{"issues", testenv.LabeledEvent(t, "flaky", "alice", 7, flakyTest, ""), []string{"session", "comment"}, "flaky:hexpm/hexpm:" + flakyTest + "#1"},
+		{"workflow_run", testenv.RerunPassedEvent(t, 111, testenv.HeadSHA), []string{"session", "check_run"}, "flaky:hexpm/hexpm:test/racy_b_test.exs:25#1"},
+		{"pull_request", testenv.MergedPullEvent(t, 12, testenv.MergeSHA), []string{"session", "comment"}, "migration:hexpm/hexpm:" + testenv.MergeSHA + "#1"},
 	}
 	for _, c := range cases {
 		throwaway := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // BenchmarkGitHubIntake measures the time from a signed delivery leaving
@@ -18,7 +20,7 @@ import (
 //
 //	REDIS_URL=redis://127.0.0.1:6379 go test ./handlers -run '^$' -bench GitHubIntake -benchtime 1000x
 func BenchmarkGitHubIntake(b *testing.B) {
-	payload := labeledEvent(b, "flaky", "alice", 1, flakyTest, issueBody)
+	payload := testenv.LabeledEvent(b, "flaky", "alice", 1, flakyTest, issueBody)
 	signature := sign(testWebhookSecret, payload)
 
 	b.Run("pitcrew", func(b *testing.B) {
@@ -44,7 +46,7 @@ func benchDeliveries(b *testing.B, url string, payload []byte, signature string,
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(payload))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", "issues")
-		req.Header.Set("X-GitHub-Delivery", newDeliveryID())
+		req.Header.Set("X-GitHub-Delivery", testenv.DeliveryID())
 		req.Header.Set("X-Hub-Signature-256", signature)
 		start := time.Now()
 		resp, err := client.Do(req)

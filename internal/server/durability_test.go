@@ -1,10 +1,12 @@
-package handlers
+package server
 
 import (
 	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // A worker that dies after the 2xx, even after the sandbox made the session
@@ -12,7 +14,7 @@ import (
 // job, and the Idempotency-Key keeps it to one session.
 func TestWorkerCrashBetweenAcknowledgeAndStart(t *testing.T) {
 	h := newHarness(t, false)
-	if code := h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 30, flakyTest, "")); code != 202 {
+	if code := h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 30, flakyTest, "")); code != 202 {
 		t.Fatalf("answered %d", code)
 	}
 	if h.storedTasks() != 1 || h.sandbox.SessionCount() != 0 {
@@ -48,12 +50,14 @@ func TestWorkerCrashBetweenAcknowledgeAndStart(t *testing.T) {
 
 func TestInstallationCreatesTheFlakyLabel(t *testing.T) {
 	h := newHarness(t, true)
-	h.deliver("installation", newDeliveryID(), example(t, "installation.created.json", func(map[string]any) {}))
+	h.deliver("installation", testenv.DeliveryID(), testenv.Event(t, "installation.created.json", func(map[string]any) {}))
 	h.eventually("the label in the installed repository", func() bool { return h.gh.HasLabel("Codertocat/Hello-World", "flaky") })
 
-	added := func() []byte { return example(t, "installation_repositories.added.json", func(map[string]any) {}) }
-	h.deliver("installation_repositories", newDeliveryID(), added())
-	h.deliver("installation_repositories", newDeliveryID(), added()) // a second, separate event: label exists
+	added := func() []byte {
+		return testenv.Event(t, "installation_repositories.added.json", func(map[string]any) {})
+	}
+	h.deliver("installation_repositories", testenv.DeliveryID(), added())
+	h.deliver("installation_repositories", testenv.DeliveryID(), added()) // a second, separate event: label exists
 	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 3 })
 	if !h.gh.HasLabel("Codertocat/Space", "flaky") {
 		t.Fatal("no label in the added repository")

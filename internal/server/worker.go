@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/publish"
@@ -27,13 +28,13 @@ type DeliveryWorker struct {
 	Redis    redis.UniversalClient
 	Ledger   *runs.Ledger
 	Metrics  *metrics.Metrics
-	Handlers map[string]githubapp.EventHandler
+	Handlers map[string]handlers.EventHandler
 }
 
 // NewDeliveryWorker indexes handlers by the events they handle.
-func NewDeliveryWorker(rdb redis.UniversalClient, ledger *runs.Ledger, handlers ...githubapp.EventHandler) *DeliveryWorker {
-	w := &DeliveryWorker{Redis: rdb, Ledger: ledger, Handlers: map[string]githubapp.EventHandler{}}
-	for _, h := range handlers {
+func NewDeliveryWorker(rdb redis.UniversalClient, ledger *runs.Ledger, list ...handlers.EventHandler) *DeliveryWorker {
+	w := &DeliveryWorker{Redis: rdb, Ledger: ledger, Handlers: map[string]handlers.EventHandler{}}
+	for _, h := range list {
 		for _, e := range h.Handles() {
 			w.Handlers[e] = h
 		}
@@ -54,7 +55,7 @@ func (w *DeliveryWorker) Events() []string {
 func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	event, id, body, err := queue.DecodeDelivery(t.Payload())
 	if err != nil {
-		return permanent(err)
+		return queue.Permanent(err)
 	}
 	log := zerolog.Ctx(ctx).With().Str(githubapp.LogKeyEventType, event).Str(githubapp.LogKeyDeliveryID, id).Logger()
 	ctx = log.WithContext(ctx)
@@ -89,7 +90,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		log.Error().Err(err).Msg("handling delivery failed")
 		record("failed: " + publish.Line(err.Error(), 120))
 		if github.WillNotChange(err) {
-			return permanent(fmt.Errorf("%s %s: %w", event, id, err))
+			return queue.Permanent(fmt.Errorf("%s %s: %w", event, id, err))
 		}
 		return fmt.Errorf("%s %s: %w", event, id, err)
 	}

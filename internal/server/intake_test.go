@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -51,7 +52,7 @@ func TestIntakeStoresEveryBodyIntactUnderConcurrency(t *testing.T) {
 	h := newHarness(t, false)
 	sent := map[string][]byte{}
 	for i := range 60 {
-		sent[newDeliveryID()] = labeledEvent(t, "flaky", "alice", 100+i, fmt.Sprintf("test/t%d_test.exs:%d", i, i), "")
+		sent[testenv.DeliveryID()] = testenv.LabeledEvent(t, "flaky", "alice", 100+i, fmt.Sprintf("test/t%d_test.exs:%d", i, i), "")
 	}
 	var wg sync.WaitGroup
 	i := 0
@@ -78,9 +79,9 @@ func TestIntakeStoresEveryBodyIntactUnderConcurrency(t *testing.T) {
 
 func TestIntakeContentTypesAndHeaders(t *testing.T) {
 	h := newHarness(t, false)
-	payload := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
+	payload := testenv.LabeledEvent(t, "flaky", "alice", 1, flakyTest, "")
 	form := []byte("payload=" + url.QueryEscape(string(payload)))
-	formID := newDeliveryID()
+	formID := testenv.DeliveryID()
 	if code := h.post("issues", formID, "application/x-www-form-urlencoded", form, false); code != http.StatusAccepted {
 		t.Fatalf("a form-encoded delivery answered %d", code)
 	}
@@ -95,7 +96,7 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 		{"plain text", "issues", "text/plain", http.StatusBadRequest},
 		{"no content type", "issues", "", http.StatusBadRequest},
 	} {
-		if code := h.post(c.event, newDeliveryID(), c.contentType, payload, false); code != c.want {
+		if code := h.post(c.event, testenv.DeliveryID(), c.contentType, payload, false); code != c.want {
 			t.Errorf("%s: answered %d, want %d", c.name, code, c.want)
 		}
 	}
@@ -104,14 +105,14 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 	}
 	// Before the signature holds, the event header is anyone's text: not
 	// UTF-8 here, which a Prometheus label refuses.
-	if code := h.deliverSigned("\xff\xfe", newDeliveryID(), payload, sign("not-the-secret", payload)); code != http.StatusUnauthorized {
+	if code := h.deliverSigned("\xff\xfe", testenv.DeliveryID(), payload, sign("not-the-secret", payload)); code != http.StatusUnauthorized {
 		t.Fatalf("a forged delivery with a binary event name answered %d", code)
 	}
 	if m := h.get("/metrics"); !strings.Contains(m, `event="unverified",outcome="rejected"`) || strings.Contains(m, "\xff") {
 		t.Error("an unverified event name reached the metrics")
 	}
 	big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), hook.MaxGitHubBody)...)
-	if code := h.post("issues", newDeliveryID(), "application/json", append(big, `"}`...), true); code != http.StatusRequestEntityTooLarge {
+	if code := h.post("issues", testenv.DeliveryID(), "application/json", append(big, `"}`...), true); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a chunked body over the limit answered %d", code)
 	}
 	if n := len(h.storedDeliveries()); n != 1 {
@@ -121,14 +122,14 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 
 func TestABodyReplayedUnderANewDeliveryIDIsDropped(t *testing.T) {
 	h := newHarness(t, true)
-	body := labeledEvent(t, "flaky", "alice", 20, flakyTest, "")
-	first := newDeliveryID()
+	body := testenv.LabeledEvent(t, "flaky", "alice", 20, flakyTest, "")
+	first := testenv.DeliveryID()
 	h.deliver("issues", first, body)
 	h.eventually("the run to start", h.commentContains(20, "the agent is working on it"))
 	h.finish("ses_1", sandbox.StatusFailed, "The sandbox ran out of memory.")
 	h.eventually("the failure", h.commentContains(20, "failed: The sandbox ran out of memory"))
 	// The captured body, signed by GitHub, sent again under a new id.
-	if code := h.deliver("issues", newDeliveryID(), body); code != 202 {
+	if code := h.deliver("issues", testenv.DeliveryID(), body); code != 202 {
 		t.Fatalf("the replay answered %d", code)
 	}
 	h.eventually("the replay dropped", func() bool {

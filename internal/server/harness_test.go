@@ -1,16 +1,13 @@
-package handlers
+package server
 
 import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +26,6 @@ import (
 const (
 	testWebhookSecret = "gh-webhook-secret-for-tests"
 	testRushSecret    = "whsec_cGl0Y3Jldy1ydXNoLXNlY3JldC1mb3ItdGVzdHM="
-	testInstallation  = 42
 )
 
 // harness is pitcrew running against fakes of GitHub and the sandbox and a
@@ -203,93 +199,4 @@ func (h *harness) commentContains(issue int, text string) func() bool {
 		cs := h.gh.Comments("hexpm/hexpm", issue)
 		return len(cs) > 0 && strings.Contains(cs[len(cs)-1].Body, text)
 	}
-}
-
-// example is an @octokit/webhooks-examples payload as pitcrew would get
-// it: sent to installation 42, moved to hexpm/hexpm, then changed by change.
-var eventClock struct {
-	sync.Mutex
-	t time.Time
-}
-
-// nextEventTime is a later time at each call, as GitHub stamps objects.
-func nextEventTime() string {
-	eventClock.Lock()
-	defer eventClock.Unlock()
-	if eventClock.t.IsZero() {
-		eventClock.t = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	}
-	eventClock.t = eventClock.t.Add(time.Second)
-	return eventClock.t.Format(time.RFC3339)
-}
-
-func example(t testing.TB, name string, change func(ev map[string]any)) []byte {
-	var ev map[string]any
-	b, err := os.ReadFile("../testdata/webhooks/" + name)
-	if err == nil {
-		err = json.Unmarshal(b, &ev)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if inst, ok := ev["installation"].(map[string]any); ok {
-		inst["id"] = testInstallation // keep the real shape where the example has one
-	} else {
-		ev["installation"] = map[string]any{"id": testInstallation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI="}
-	}
-	if repo, ok := ev["repository"].(map[string]any); ok {
-		repo["name"], repo["full_name"] = "hexpm", "hexpm/hexpm"
-		repo["owner"].(map[string]any)["login"] = "hexpm"
-	}
-	// Two events GitHub sends never have the same body (their objects'
-	// updated_at differ); a body sent again under a new id is a replay.
-	for _, k := range []string{"repository", "installation"} {
-		if o, ok := ev[k].(map[string]any); ok {
-			if _, ok := o["updated_at"]; ok {
-				o["updated_at"] = nextEventTime()
-			}
-		}
-	}
-	change(ev)
-	out, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// labeledEvent is the issues.labeled example with the given label, sender,
-// issue number and text.
-func labeledEvent(t testing.TB, label, sender string, issue int, title, body string) []byte {
-	return example(t, "issues.labeled.json", func(ev map[string]any) {
-		ev["label"].(map[string]any)["name"] = label
-		is := ev["issue"].(map[string]any)
-		is["number"], is["title"], is["body"] = issue, title, body
-		s := ev["sender"].(map[string]any)
-		s["login"] = sender
-		if strings.HasSuffix(sender, "[bot]") {
-			s["type"] = "Bot"
-		}
-	})
-}
-
-// pushEvent is the push example: commit after pushed to the default
-// branch, adding and modifying files.
-func pushEvent(t testing.TB, after string, added, modified []any) []byte {
-	return example(t, "push.json", func(ev map[string]any) {
-		ev["ref"], ev["after"] = "refs/heads/master", after
-		ev["commits"] = []any{map[string]any{"id": after, "added": added, "modified": modified, "removed": []any{}}}
-	})
-}
-
-var deliverySeq struct {
-	sync.Mutex
-	n int
-}
-
-func newDeliveryID() string {
-	deliverySeq.Lock()
-	defer deliverySeq.Unlock()
-	deliverySeq.n++
-	return fmt.Sprintf("72d3162e-cc78-11e3-81ab-%012d", deliverySeq.n)
 }

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // TestHostileInputChangesNothing sends every route what an attacker or a
@@ -13,7 +15,7 @@ import (
 // keeps answering.
 func TestHostileInputChangesNothing(t *testing.T) {
 	h := newHarness(t, true, func(o *Options) { o.SourceEnv = map[string]string{"DATADOG_WEBHOOK_TOKEN": datadogToken} })
-	good := labeledEvent(t, "flaky", "alice", 1, flakyTest, "")
+	good := testenv.LabeledEvent(t, "flaky", "alice", 1, flakyTest, "")
 	post := func(path, contentType string, headers map[string]string, body []byte) int {
 		all := map[string]string{"Content-Type": contentType}
 		for k, v := range headers {
@@ -22,7 +24,7 @@ func TestHostileInputChangesNothing(t *testing.T) {
 		return h.postTo(path, all, bytes.NewReader(body))
 	}
 	gh := func(sig string, body []byte) map[string]string {
-		return map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Delivery": newDeliveryID(), "X-Hub-Signature-256": sig}
+		return map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Delivery": testenv.DeliveryID(), "X-Hub-Signature-256": sig}
 	}
 	cases := []struct {
 		name, path, contentType string
@@ -36,7 +38,7 @@ func TestHostileInputChangesNothing(t *testing.T) {
 		{"no event header", "/api/github/hook", "application/json", map[string]string{"X-Hub-Signature-256": sign(testWebhookSecret, good)}, good},
 		{"forged callback", "/api/rush/hook", "application/json", map[string]string{"webhook-id": "m1", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA"}, []byte(`{"event":"run.completed","session_id":"ses_1"}`)},
 		{"callback without headers", "/api/rush/hook", "application/json", nil, []byte(`{"event":"run.completed","session_id":"ses_1"}`)},
-		{"Datadog without token", "/api/datadog/hook", "application/json", nil, alertPayload("1", "c", "Triggered", tags, "x")},
+		{"Datadog without token", "/api/datadog/hook", "application/json", nil, testenv.DatadogAlert("1", "c", "Triggered", testenv.DatadogTags, "x")},
 		{"Datadog oversized", "/api/datadog/hook", "application/json", map[string]string{"X-Pitcrew-Token": datadogToken}, bytes.Repeat([]byte("x"), 2<<20)},
 	}
 	for _, c := range cases {

@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 
@@ -47,26 +48,26 @@ func BenchmarkEndToEnd(b *testing.B) {
 		outcome func(h *harness, i int) bool // the answer is on GitHub; nil: count to the session only
 	}{
 		{"label", func(h *harness, i int) (string, []byte) {
-			return "issues", labeledEvent(b, "flaky", "alice", 1000+i, fmt.Sprintf("test/bench/t%d_test.exs:%d", i, i+1), "")
+			return "issues", testenv.LabeledEvent(b, "flaky", "alice", 1000+i, fmt.Sprintf("test/bench/t%d_test.exs:%d", i, i+1), "")
 		}, func(h *harness, i int) bool { return h.commentContains(1000+i, "pull/1234")() }},
 		{"rerun", func(h *harness, i int) (string, []byte) {
 			run := int64(5000 + i)
-			log := strings.ReplaceAll(fixture(b, "gha_fail_seed_1.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/r%d_test.exs:25", i))
+			log := strings.ReplaceAll(testenv.ExUnitLog(b, "gha_fail_seed_1.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/r%d_test.exs:25", i))
 			h.gh.SetJob(run, 1, run, "test", "failure", log)
-			h.gh.SetJob(run, 2, run+1<<20, "test", "success", fixture(b, "gha_pass_seed_2.txt"))
-			return "workflow_run", rerunPassedEvent(b, run, fmt.Sprintf("%040x", run))
+			h.gh.SetJob(run, 2, run+1<<20, "test", "success", testenv.ExUnitLog(b, "gha_pass_seed_2.txt"))
+			return "workflow_run", testenv.RerunPassedEvent(b, run, fmt.Sprintf("%040x", run))
 		}, nil},
 		{"in-job retry", func(h *harness, i int) (string, []byte) {
 			run := int64(7000 + i)
-			log := strings.ReplaceAll(fixture(b, "gha_pm_in_job_retry.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/j%d_test.exs:25", i))
+			log := strings.ReplaceAll(testenv.ExUnitLog(b, "gha_pm_in_job_retry.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/j%d_test.exs:25", i))
 			h.gh.SetJob(run, 1, run, "test", "success", log)
 			h.gh.Annotate(run, fmt.Sprintf("test/bench/j%d_test.exs", i), 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
 			h.gh.SetCheckSuite(run<<8, run)
-			return "workflow_run", workflowRunEvent(b, run, 1, run<<8, fmt.Sprintf("%040x", run))
+			return "workflow_run", testenv.WorkflowRunEvent(b, run, 1, run<<8, fmt.Sprintf("%040x", run))
 		}, nil},
 		{"merge", func(h *harness, i int) (string, []byte) {
 			h.gh.SetPullFiles(2000+i, fmt.Sprintf("added priv/repo/migrations/2026120%d_m.exs", i%10))
-			return "pull_request", mergedPullEvent(b, 2000+i, fmt.Sprintf("%040x", 9000+i))
+			return "pull_request", testenv.MergedPullEvent(b, 2000+i, fmt.Sprintf("%040x", 9000+i))
 		}, func(h *harness, i int) bool { return h.commentContains(2000+i, "ended without producing")() }},
 	}
 	for _, job := range jobs {
@@ -84,7 +85,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for i := range payloads {
-				if code := h.deliver(events[i], newDeliveryID(), payloads[i]); code != 202 {
+				if code := h.deliver(events[i], testenv.DeliveryID(), payloads[i]); code != 202 {
 					b.Fatalf("answered %d", code)
 				}
 			}

@@ -1,13 +1,13 @@
-package handlers
+package server
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
-	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/runs"
@@ -32,11 +32,9 @@ type Action struct {
 func Replay(ctx context.Context, o Options, event, deliveryID string, payload []byte, dryRun bool) ([]Action, error) {
 	rec := &recorder{dry: dryRun}
 	ledger := runs.NewLedger(o.Redis)
-	queue := asynq.NewClientFromRedisClient(o.Redis)
-	defer queue.Close()
-	base := NewBase(Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
-		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug, Queue: queue})
-	for _, h := range eventHandlers(base) {
+	base := handlers.NewBase(handlers.Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
+		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug})
+	for _, h := range handlers.EventHandlers(base) {
 		for _, e := range h.Handles() {
 			if e == event {
 				err := h.Handle(o.Logger.WithContext(ctx), event, deliveryID, payload)
@@ -144,7 +142,7 @@ func (g *recordingGitHub) EditCommitComment(ctx context.Context, repo github.Rep
 
 // recordingSandbox records session starts; in a dry run it starts none.
 type recordingSandbox struct {
-	Sandbox
+	handlers.Sandbox
 	rec *recorder
 }
 

@@ -1,8 +1,10 @@
-package handlers
+package server
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 const suiteID = 880001
@@ -22,12 +24,12 @@ func gitHubCalls(h *harness) int {
 // failed: the workflow is green on its first attempt, yet the test flaked.
 func TestAJobThatRetriedItsTestsStartsAFix(t *testing.T) {
 	h := newHarness(t, true)
-	h.gh.SetJob(601, 1, 61, "test", "success", fixture(t, "gha_pm_in_job_retry.txt"))
+	h.gh.SetJob(601, 1, 61, "test", "success", testenv.ExUnitLog(t, "gha_pm_in_job_retry.txt"))
 	h.gh.SetJob(601, 1, 62, "lint", "success", "")
 	h.gh.Annotate(62, ".github", 1, "warning", "Node.js 16 actions are deprecated.")
 	h.gh.Annotate(61, "test/racy_b_test.exs", 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
 	h.gh.SetCheckSuite(suiteID, 601)
-	h.deliver("workflow_run", newDeliveryID(), workflowRunEvent(t, 601, 1, suiteID, headSHA))
+	h.deliver("workflow_run", testenv.DeliveryID(), testenv.WorkflowRunEvent(t, 601, 1, suiteID, testenv.HeadSHA))
 	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
 	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
 	if h.sandbox.SessionCount() != 1 || !strings.Contains(summary, "### `test/racy_b_test.exs:25`") {
@@ -53,10 +55,10 @@ const (
 func TestAGreenRunCostsOneCallAndWritesNothing(t *testing.T) {
 	h := newHarness(t, true)
 	for i, run := range []int64{602, 612} {
-		h.gh.SetJob(run, 1, run*10, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
+		h.gh.SetJob(run, 1, run*10, "test", "success", testenv.ExUnitLog(t, "gha_pass_seed_2.txt"))
 		h.gh.SetCheckSuite(suiteID+run, run)
 		before := gitHubCalls(h)
-		h.deliver("workflow_run", newDeliveryID(), workflowRunEvent(t, run, 1, suiteID+run, headSHA))
+		h.deliver("workflow_run", testenv.DeliveryID(), testenv.WorkflowRunEvent(t, run, 1, suiteID+run, testenv.HeadSHA))
 		h.eventually("the delivery handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == i+1 })
 		want := map[int]int{0: 3, 1: 1}[i] // cold: the configuration file and the repository, then the suite
 		if calls := gitHubCalls(h) - before; calls != want {
@@ -71,10 +73,10 @@ func TestAGreenRunCostsOneCallAndWritesNothing(t *testing.T) {
 func TestInJobRetriesCanBeTurnedOff(t *testing.T) {
 	h := newHarness(t, true)
 	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  in_job_retries: false\n")
-	h.gh.SetJob(603, 1, 64, "test", "success", fixture(t, "gha_pm_in_job_retry.txt"))
+	h.gh.SetJob(603, 1, 64, "test", "success", testenv.ExUnitLog(t, "gha_pm_in_job_retry.txt"))
 	h.gh.Annotate(64, "test/racy_b_test.exs", 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
 	h.gh.SetCheckSuite(suiteID, 603)
-	h.deliver("workflow_run", newDeliveryID(), workflowRunEvent(t, 603, 1, suiteID, headSHA))
+	h.deliver("workflow_run", testenv.DeliveryID(), testenv.WorkflowRunEvent(t, 603, 1, suiteID, testenv.HeadSHA))
 	h.eventually("the delivery handled", func() bool { return strings.Contains(h.logs.String(), "delivery handled") })
 	if h.gh.Count(opSuiteCheckRuns) != 0 || h.sandbox.SessionCount() != 0 {
 		t.Fatalf("%d suite listings, %d sessions", h.gh.Count(opSuiteCheckRuns), h.sandbox.SessionCount())
@@ -85,20 +87,20 @@ func TestInJobRetriesCanBeTurnedOff(t *testing.T) {
 // it; an attempt where most tests failed is the infrastructure.
 func TestARerunCountsOnlyTestsThePassingAttemptRan(t *testing.T) {
 	h := newHarness(t, true)
-	narrowed := strings.ReplaceAll(fixture(t, "gha_pass_seed_2.txt"), "Z mix test\n", "Z mix test test/racy_a_test.exs\n")
+	narrowed := strings.ReplaceAll(testenv.ExUnitLog(t, "gha_pass_seed_2.txt"), "Z mix test\n", "Z mix test test/racy_a_test.exs\n")
 	narrowed = strings.ReplaceAll(narrowed, "##[group]Run mix test\n", "##[group]Run mix test test/racy_a_test.exs\n")
-	h.gh.SetJob(604, 1, 65, "test", "failure", fixture(t, "gha_fail_seed_1.txt")) // racy_b_test.exs:25 failed
+	h.gh.SetJob(604, 1, 65, "test", "failure", testenv.ExUnitLog(t, "gha_fail_seed_1.txt")) // racy_b_test.exs:25 failed
 	h.gh.SetJob(604, 2, 66, "test", "success", narrowed)
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 604, headSHA))
+	h.deliver("workflow_run", testenv.DeliveryID(), testenv.RerunPassedEvent(t, 604, testenv.HeadSHA))
 	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
 	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
 	if h.sandbox.SessionCount() != 0 || !strings.Contains(summary, "`test/racy_b_test.exs:25`: the passing attempt's test command did not include test/racy_b_test.exs") {
 		t.Fatalf("%d sessions:\n%s", h.sandbox.SessionCount(), summary)
 	}
 
-	h.gh.SetJob(605, 1, 67, "test", "failure", fixture(t, "gha_pm_many_failures.txt"))
-	h.gh.SetJob(605, 2, 68, "test", "success", fixture(t, "gha_pass_seed_2.txt"))
-	h.deliver("workflow_run", newDeliveryID(), rerunPassedEvent(t, 605, strings.Repeat("e", 40)))
+	h.gh.SetJob(605, 1, 67, "test", "failure", testenv.ExUnitLog(t, "gha_pm_many_failures.txt"))
+	h.gh.SetJob(605, 2, 68, "test", "success", testenv.ExUnitLog(t, "gha_pass_seed_2.txt"))
+	h.deliver("workflow_run", testenv.DeliveryID(), testenv.RerunPassedEvent(t, 605, strings.Repeat("e", 40)))
 	h.eventually("the second check run", func() bool { return len(h.gh.CheckRuns()) == 2 })
 	summary = h.gh.CheckRuns()[1]["output"].(map[string]any)["summary"].(string)
 	if h.sandbox.SessionCount() != 0 || !strings.Contains(summary, "Most tests failed") {
@@ -110,8 +112,8 @@ func TestARerunCountsOnlyTestsThePassingAttemptRan(t *testing.T) {
 // must show the test run; a bare "Tests passed" clears nothing.
 func TestACheckThatShowsNoTestRunClearsNothing(t *testing.T) {
 	h := newHarness(t, true)
-	h.gh.AddCheckRun(headSHA, "ci/test", "failure", "Tests failed", fixture(t, "fail_seed_4.txt"))
-	h.deliver("check_run", newDeliveryID(), passedCheckEventWithOutput(t, 9001, headSHA, "ci/test", ""))
+	h.gh.AddCheckRun(testenv.HeadSHA, "ci/test", "failure", "Tests failed", testenv.ExUnitLog(t, "fail_seed_4.txt"))
+	h.deliver("check_run", testenv.DeliveryID(), testenv.PassedCheckEventWithOutput(t, 9001, testenv.HeadSHA, "ci/test", ""))
 	h.eventually("the check run", func() bool { return len(h.gh.CheckRuns()) == 1 })
 	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
 	if h.sandbox.SessionCount() != 0 || !strings.Contains(summary, "`test/racy_a_test.exs:27`: the passing attempt's log shows no completed test run") {

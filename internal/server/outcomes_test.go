@@ -1,4 +1,4 @@
-package handlers
+package server
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
@@ -16,7 +17,7 @@ import (
 // startOne labels issue n and waits for its run to be under way.
 func (h *harness) startOne(n int) {
 	h.t.Helper()
-	h.deliver("issues", newDeliveryID(), labeledEvent(h.t, "flaky", "alice", n, flakyTest, ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(h.t, "flaky", "alice", n, flakyTest, ""))
 	h.eventually("the run to start", h.commentContains(n, "the agent is working on it"))
 }
 
@@ -46,7 +47,7 @@ func TestNotReproducedAndCooldown(t *testing.T) {
 	h.eventually("the outcome", h.commentContains(21, "could not reproduce the failure in 500 runs; no pull request was opened"))
 
 	// Within the cooldown, another report of the same test links to it.
-	h.deliver("issues", newDeliveryID(), labeledEvent(t, "flaky", "alice", 22, flakyTest, ""))
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 22, flakyTest, ""))
 	h.eventually("the cooldown answer", h.commentContains(22, "by a run started from #21; a new run can start after"))
 	if h.sandbox.SessionCount() != 1 {
 		t.Fatalf("%d sessions", h.sandbox.SessionCount())
@@ -125,10 +126,10 @@ func TestCommentCreatedButNotRecordedIsFoundNotDuplicated(t *testing.T) {
 	h := newHarness(t, true)
 	// An attempt created the comment, then died before recording its id.
 	subject := runs.Subject{Repo: "hexpm/hexpm", Issue: 29}
-	if err := h.app.Ledger.SaveStatus(t.Context(), subject, runs.Status{InstallationID: testInstallation, Creating: true}); err != nil {
+	if err := h.app.Ledger.SaveStatus(t.Context(), subject, runs.Status{InstallationID: testenv.Installation, Creating: true}); err != nil {
 		t.Fatal(err)
 	}
-	gh, _ := github.NewClients(h.opts.ClientCreator).Installation(testInstallation)
+	gh, _ := github.NewClients(h.opts.ClientCreator).Installation(testenv.Installation)
 	if _, err := gh.CreateComment(t.Context(), github.Repo{Owner: "hexpm", Name: "hexpm"}, 29, publish.StatusMarker+"\nqueued"); err != nil {
 		t.Fatal(err)
 	}

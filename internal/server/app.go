@@ -1,4 +1,8 @@
-package handlers
+// Package server is pitcrew assembled: the routes (the hooks, health,
+// metrics, the status page), the queue worker and its task handlers, the
+// periodic work, and replay. It is the only package that imports handlers
+// besides cmd/pitcrew: handlers decide, this package carries.
+package server
 
 import (
 	"context"
@@ -13,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/metrics"
@@ -30,7 +35,7 @@ type Options struct {
 	AppSlug           string
 	ClientCreator     githubapp.ClientCreator
 	Redis             redis.UniversalClient
-	Sandbox           Sandbox
+	Sandbox           handlers.Sandbox
 	Logger            zerolog.Logger
 	Registry          *prometheus.Registry
 
@@ -91,10 +96,10 @@ func NewApp(o Options) (*App, error) {
 	counters := metrics.New(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
 	tasks := asynq.NewClientFromRedisClient(o.Redis)
-	base := NewBase(Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
-		Queue: tasks, MaxRunAge: o.MaxRunAge})
+	base := handlers.NewBase(handlers.Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
+		MaxRunAge: o.MaxRunAge})
 
-	worker := NewDeliveryWorker(o.Redis, ledger, eventHandlers(base)...)
+	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
 	worker.Metrics = counters
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
@@ -103,7 +108,14 @@ func NewApp(o Options) (*App, error) {
 		})
 	})
 	mux.Handle(queue.TaskGitHubDelivery, worker)
-	mux.Handle(queue.TaskSessionRefresh, &SessionRefresher{base})
+	refresher := &handlers.SessionRefresher{Base: base}
+	mux.HandleFunc(queue.TaskSessionRefresh, func(ctx context.Context, t *asynq.Task) error {
+		task, err := queue.DecodeRefresh(t.Payload())
+		if err != nil {
+			return queue.Permanent(err)
+		}
+		return refresher.Refresh(ctx, task)
+	})
 	mux.Handle(queue.TaskReconcileRuns, &ops.Reconciler{Ledger: ledger, Queue: tasks, Metrics: counters, Now: base.Now, StaleAfter: o.StaleAfter})
 	mux.Handle(queue.TaskSweepDeliveries, &ops.DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: counters, LookBack: o.SweepLookBack})
 
@@ -117,13 +129,13 @@ func NewApp(o Options) (*App, error) {
 
 	routes := http.NewServeMux()
 	routes.Handle("POST /api/github/hook", hook.RequireSHA256(http.MaxBytesHandler(intake, hook.MaxGitHubBody), o.Logger))
-	for _, s := range sources() {
-		set, err := s.settings(o.SourceEnv)
+	for _, s := range handlers.Sources() {
+		set, err := s.Settings(o.SourceEnv)
 		if err != nil {
 			return nil, err
 		}
 		routes.Handle("POST /api/"+s.Name+"/hook", &hook.Outside{Source: &s.Source, Secret: set.Secret, Queue: tasks, Metrics: counters, Log: o.Logger, Unverified: unverified})
-		mux.Handle(s.TaskType(), &sourceTask{Base: base, source: s, settings: set})
+		mux.HandleFunc(s.TaskType(), func(ctx context.Context, t *asynq.Task) error { return s.Handle(ctx, &base, set, t.Payload()) })
 	}
 	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: counters, Logger: o.Logger, Unverified: unverified})
 	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
@@ -186,30 +198,4 @@ func withLogger(next http.Handler, log zerolog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r.WithContext(log.WithContext(r.Context())))
 	})
-}
-
-// SourceEnvKeys are the variables of every outside source, for the
-// wiring to read into Options.SourceEnv.
-func SourceEnvKeys() []string {
-	var keys []string
-	for _, s := range sources() {
-		keys = append(keys, s.EnvKeys()...)
-	}
-	return keys
-}
-
-// SourceSecretEnvKeys are the variables holding the sources' secrets;
-// the wiring warns about each one unset.
-func SourceSecretEnvKeys() map[string]string {
-	out := map[string]string{}
-	for _, s := range sources() {
-		out[s.SecretEnv] = "/api/" + s.Name + "/hook"
-	}
-	return out
-}
-
-// eventHandlers are the handlers of GitHub events, one per file.
-func eventHandlers(base Base) []githubapp.EventHandler {
-	return []githubapp.EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base},
-		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
 }
