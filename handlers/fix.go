@@ -21,7 +21,7 @@ type fixRequest struct {
 }
 
 // claimFix claims the run for one flaky test (see runs.Starter.Start).
-func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, bool, error) {
+func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, *runs.Run, error) {
 	repo, flaky := req.Subject.Repo, flakyConfig.Of(req.Config)
 	entry, started, err := b.Runs.Start(ctx, runs.Request{
 		Run: runs.Run{Key: FlakyKey(repo, req.Ref), Kind: runs.KindFlaky, InstallationID: req.InstallationID,

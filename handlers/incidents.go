@@ -127,7 +127,7 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 		return err
 	}
 	entry.About = inc.Title
-	if !started && entry.RunID != "" && inc.Renotified != "" {
+	if started == nil && entry.RunID != "" && inc.Renotified != "" {
 		// The same incident notified again: record it where people look.
 		if _, err := gh.CreateComment(ctx, inc.Repo, issue, inc.Renotified); err != nil {
 			return err
@@ -135,7 +135,7 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 	}
 	subject := runs.Subject{Repo: repo, Issue: issue}
 	next := runs.Status{InstallationID: inc.Inst, Job: string(inc.Kind), Entries: []runs.Entry{entry}}
-	if !started {
+	if started == nil {
 		// A repeated alert of an incident whose issue showed it in the last
 		// minutes writes nothing: a storm of alerts is not a storm of edits.
 		// Past that, it rewrites the comment (recreating it if deleted).

@@ -110,15 +110,15 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	}
 
 	var entries []runs.Entry
-	var started []string
+	var started []runs.Run
 	for _, ref := range refs {
 		entry, justStarted, err := h.claimFix(ctx, fixRequest{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, Ref: ref, Config: cfg})
 		if err != nil {
 			return err
 		}
 		entries = append(entries, entry)
-		if justStarted {
-			started = append(started, entry.RunID)
+		if justStarted != nil {
+			started = append(started, *justStarted)
 		}
 	}
 	err = h.Publish.Status(ctx, gh, subject, func(st *runs.Status) {
@@ -129,8 +129,8 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	}
 	// Issues that attached to a run while it was still queued show its
 	// session link once it has one.
-	for _, id := range started {
-		if err := h.Publish.Subjects(ctx, gh, id, subject); err != nil {
+	for _, run := range started {
+		if err := h.Publish.Subjects(ctx, gh, run, subject); err != nil {
 			return err
 		}
 	}

@@ -148,8 +148,8 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 	err = b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: notice, Entries: []runs.Entry{entry}})
 	}, entry.RunID)
-	if err != nil || !started {
+	if err != nil || started == nil {
 		return err
 	}
-	return b.Publish.Subjects(ctx, gh, entry.RunID, sig.Subject)
+	return b.Publish.Subjects(ctx, gh, *started, sig.Subject)
 }

@@ -53,7 +53,7 @@ func (h *SessionRefresher) publishOutcome(ctx context.Context, run runs.Run) err
 	if err != nil {
 		return err
 	}
-	if err := h.Publish.Subjects(ctx, gh, run.ID, runs.Subject{}); err != nil {
+	if err := h.Publish.Subjects(ctx, gh, run, runs.Subject{}); err != nil {
 		return err
 	}
 	_, err = h.Ledger.Update(ctx, run, func(r *runs.Run) error { r.Published = true; return nil })

@@ -150,9 +150,10 @@ func (w *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, s
 }
 
 // Subjects rewrites the status comment of every issue that shows the run,
-// except skip.
-func (w *Writer) Subjects(ctx context.Context, gh github.Client, runID string, skip runs.Subject) error {
-	subjects, err := w.Ledger.Subjects(ctx, runID)
+// except skip; run as the ledger last wrote it names them without another
+// read (runs.Ledger.SubjectsOf).
+func (w *Writer) Subjects(ctx context.Context, gh github.Client, run runs.Run, skip runs.Subject) error {
+	subjects, err := w.Ledger.SubjectsOf(ctx, run)
 	if err != nil {
 		return err
 	}

@@ -192,16 +192,19 @@ func (l *Ledger) HasSession(ctx context.Context, sessionID string) (bool, error)
 
 // updateScript writes a run only if it is still as the writer read it
 // (state and body), and keeps the session index and the started set with
-// it: one round trip for an update nobody raced.
+// it: one round trip for an update nobody raced. It answers {1, the run's
+// subjects...} when it wrote, {0} when the run had changed.
 var updateScript = redis.NewScript(`
 local f = redis.call('HMGET', KEYS[1], 'state', 'json')
-if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then return 0 end
+if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then return {0} end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'ended_at', ARGV[4], 'json', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'EX', ARGV[6]) end
 if ARGV[8] == 'add' then redis.call('ZADD', KEYS[3], ARGV[9], ARGV[10]) end
 if ARGV[8] == 'rem' then redis.call('ZREM', KEYS[3], ARGV[10]) end
-return 1
+local out = redis.call('SMEMBERS', KEYS[4])
+table.insert(out, 1, 1)
+return out
 `)
 
 // Update changes a run under optimistic locking: change sees the current
@@ -255,14 +258,19 @@ func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (
 		} else if next.State.Terminal() && cur.SessionID != "" {
 			index, member = "rem", cur.SessionID
 		}
-		ok, err := updateScript.Run(ctx, l.rdb, []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey()},
+		res, err := updateScript.Run(ctx, l.rdb, []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)},
 			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention/time.Second),
-			session, index, score, member).Int()
+			session, index, score, member).Slice()
 		if err != nil {
 			return Run{}, fmt.Errorf("runs: update %s: %w", next.ID, err)
 		}
-		if ok == 1 {
-			next.stored = string(body)
+		if len(res) > 0 && res[0] == int64(1) {
+			next.stored, next.subjects = string(body), []string{}
+			for _, s := range res[1:] {
+				if s, ok := s.(string); ok {
+					next.subjects = append(next.subjects, s)
+				}
+			}
 			return next, nil
 		}
 		cur = Run{} // someone else wrote it: read it again

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
@@ -301,4 +303,51 @@ func TestLockStatusReadsTheRunsItsEntriesName(t *testing.T) {
 	if _, err := l.Move(ctx, found[run.ID], Started, func(r *Run) { r.SessionID = "ses_lock" }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// An update reads the run's subjects in its own round trip; a run read any
+// other way lists them with a read of its own. Both see the same set.
+func TestAnUpdateReadsTheSubjectsWithTheWrite(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	a, b := Subject{Repo: "hexpm/hexpm", Issue: 1}, Subject{Repo: "hexpm/hexpm", Issue: 2}
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/with_test.exs:1"), time.Hour, 100, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Subscribe(ctx, run.ID, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := updateScript.Load(ctx, rdb).Err(); err != nil { // not counted: a first EVALSHA would be refused
+		t.Fatal(err)
+	}
+	counter := &commandCount{}
+	rdb.AddHook(counter)
+	started, err := l.Move(ctx, run, Started, func(r *Run) { r.SessionID = "ses_with" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.SubjectsOf(ctx, started)
+	if err != nil || len(got) != 2 || counter.n != 1 {
+		t.Fatalf("subjects %v %v after %d round trips; want both after the update's one", got, err, counter.n)
+	}
+	read, err := l.Get(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.SubjectsOf(ctx, read); err != nil || len(got) != 2 || counter.n != 3 {
+		t.Fatalf("subjects of a read run %v %v after %d round trips; want both after a read of their own", got, err, counter.n)
+	}
+}
+
+// commandCount counts the commands a client sends.
+type commandCount struct{ n int }
+
+func (c *commandCount) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *commandCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.n++; return next(ctx, cmd) }
+}
+func (c *commandCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.n++; return next(ctx, cmds) }
 }

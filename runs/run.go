@@ -52,6 +52,9 @@ type Run struct {
 	Published bool            `json:"published,omitempty"`
 
 	stored string // the body as read from the ledger, for Update's check
+	// subjects are the subjects that showed the run when Update wrote this
+	// copy, read in the same round trip (nil: not read; see SubjectsOf).
+	subjects []string
 }
 
 // UnmarshalJSON reads runs as this version stores them and as earlier

@@ -61,8 +61,10 @@ func (s *Starter) now() time.Time {
 
 // Start finds or records the run for the request's key, within the
 // repository's daily limit, subscribes the subject to it and, if this
-// signal owns it, starts its session; started reports whether it did.
-func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started bool, err error) {
+// signal owns it, starts its session. started is the run as this signal
+// left it (started, or failed to start), with the subjects that showed it
+// then (Ledger.SubjectsOf); nil when the signal started nothing.
+func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started *Run, err error) {
 	kind, job := string(req.Run.Kind), s.Jobs(req.Run.Kind)
 	entry = Entry{Cooldown: req.Cooldown}
 	// A subject known now is subscribed by the claim itself; one an
@@ -73,19 +75,19 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 	}
 	run, claim, err := s.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit, subscriber)
 	if err != nil {
-		return entry, false, err
+		return entry, nil, err
 	}
 	entry.Relation = claim
 	if claim != ClaimLimited && run.InstallationID != req.Run.InstallationID {
 		// Only the installation that owns a run may see or steer it.
 		zerolog.Ctx(ctx).Warn().Str("run_id", run.ID).Msg("a signal from another installation named this run; ignored")
 		entry.Relation, entry.Note = ClaimLimited, "not started: the run for this belongs to another installation"
-		return entry, false, nil
+		return entry, nil, nil
 	}
 	if claim == ClaimLimited {
 		s.Metrics.Runs.WithLabelValues(kind, string(claim)).Inc()
 		entry.Note = fmt.Sprintf("not started: the daily limit of %d runs for this repository is reached", req.DailyLimit)
-		return entry, false, nil
+		return entry, nil, nil
 	}
 	// The signal that started a run stays its owner: a retried task, or the
 	// label added again to the same issue, is not "attached to another run".
@@ -103,28 +105,29 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 	log.Info().Msg("claimed run")
 	if req.OpenSubject != nil {
 		if req.Subject, err = req.OpenSubject(ctx, run, entry.Relation); err != nil || req.Subject == (Subject{}) {
-			return entry, false, err
+			return entry, nil, err
 		}
 	}
 	if subscriber == (Subject{}) {
 		if err := s.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
-			return entry, false, err
+			return entry, nil, err
 		}
 	}
 	if run.State != Queued || entry.Relation != ClaimNew {
-		return entry, false, nil
+		return entry, nil, nil
 	}
 
 	prompt, err := prompts.Render(job.Prompt, req.Input)
 	if err != nil {
-		return entry, false, s.fail(ctx, run, "pitcrew could not write the agent's instructions")
+		failed, err := s.fail(ctx, run, "pitcrew could not write the agent's instructions")
+		return entry, failed, err
 	}
 	ses, err := s.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, job.Connections)
 	// What follows must be recorded even if the task's time is up.
 	ctx = context.WithoutCancel(ctx)
 	if err != nil {
 		if !sandbox.IsPermanent(err) && !req.LastAttempt {
-			return entry, false, err
+			return entry, nil, err
 		}
 		log.Error().Err(err).Msg("could not start the sandbox session")
 		why := "the sandbox could not be reached after several attempts"
@@ -132,22 +135,27 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 		if errors.As(err, &perm) {
 			why = fmt.Sprintf("the sandbox refused to start it (HTTP %d)", perm.Status)
 		}
-		return entry, true, s.fail(ctx, run, why)
+		failed, err := s.fail(ctx, run, why)
+		return entry, failed, err
 	}
-	if _, err := s.Ledger.Move(ctx, run, Started, func(r *Run) {
+	run, err = s.Ledger.Move(ctx, run, Started, func(r *Run) {
 		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, s.SafeURL(ses.SessionURL)
-	}); err != nil && !errors.As(err, new(ErrTransition)) {
-		return entry, false, err // the retry starts again with the same key: same session
+	})
+	if errors.As(err, new(ErrTransition)) {
+		return entry, nil, nil // another worker moved it on; it updates the subjects
+	}
+	if err != nil {
+		return entry, nil, err // the retry starts again with the same key: same session
 	}
 	s.Metrics.Runs.WithLabelValues(kind, "started").Inc()
 	log.Info().Str("session_id", ses.ID).Msg("started sandbox session")
-	return entry, true, nil
+	return entry, &run, nil
 }
 
-// fail records that a queued run could not start. A run another worker
-// has started meanwhile is left alone.
-func (s *Starter) fail(ctx context.Context, run Run, why string) error {
-	_, err := s.Ledger.Update(ctx, run, func(r *Run) error {
+// fail records that a queued run could not start, and returns it failed.
+// A run another worker has started meanwhile is left alone (nil, nil).
+func (s *Starter) fail(ctx context.Context, run Run, why string) (*Run, error) {
+	failed, err := s.Ledger.Update(ctx, run, func(r *Run) error {
 		if r.State != Queued {
 			return errNotQueued
 		}
@@ -155,12 +163,13 @@ func (s *Starter) fail(ctx context.Context, run Run, why string) error {
 		return nil
 	})
 	if errors.Is(err, errNotQueued) {
-		return nil
+		return nil, nil
 	}
-	if err == nil {
-		s.Metrics.Runs.WithLabelValues(string(run.Kind), "failed").Inc()
+	if err != nil {
+		return nil, err
 	}
-	return err
+	s.Metrics.Runs.WithLabelValues(string(run.Kind), "failed").Inc()
+	return &failed, nil
 }
 
 var errNotQueued = errors.New("run is no longer queued")

@@ -133,6 +133,21 @@ func (l *Ledger) Subjects(ctx context.Context, runID string) ([]Subject, error) 
 	if err != nil {
 		return nil, err
 	}
+	return parseSubjects(vals)
+}
+
+// SubjectsOf lists the subjects that showed run when it was last written,
+// read with that write (no round trip); for a run read any other way, the
+// subjects now. A subject that subscribes after the write shows the run as
+// its own handler reads it, which is this write or later.
+func (l *Ledger) SubjectsOf(ctx context.Context, run Run) ([]Subject, error) {
+	if run.subjects == nil {
+		return l.Subjects(ctx, run.ID)
+	}
+	return parseSubjects(run.subjects)
+}
+
+func parseSubjects(vals []string) ([]Subject, error) {
 	out := make([]Subject, 0, len(vals))
 	for _, v := range vals {
 		s, err := ParseSubject(v)
