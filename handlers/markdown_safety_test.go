@@ -58,6 +58,9 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 		data, _ := json.Marshal(publish.MigrationData{Files: files})
 		migrationRun := runs.Run{ID: "m1", State: runs.Completed, Data: data, SessionURL: "https://sandbox.example/s/2"}
 		alert := hostileAlert(t, h)
+		answer := prompts.KeepAnswer(h + "\nOpened https://github.com/hexpm/hexpm/pull/77\n" + h)
+		unread := runs.Run{ID: "r1", Repo: "hexpm/hexpm", State: runs.Completed, Answer: answer, AnswerPRs: prompts.PullRequestLinks(answer, "hexpm/hexpm"),
+			Error: "its answer had no readable result block (" + publish.Text(h, 200) + ")", SessionURL: "https://sandbox.example/s/1"}
 
 		rendered := map[string]string{
 			"status comment": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}, Rejected: rejectedLines(rejected)},
@@ -73,6 +76,8 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 			"alert comment": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": done}}),
 			"alert comment, outside the code": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}},
 				Runs: map[string]runs.Run{"r1": {ID: "r1", State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeOutsideCode, Cause: result.Cause, Dependency: result.Dependency}}}}),
+			"status comment, answer without a result block": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": unread}, Now: now}),
+			"alert comment, answer without a result block":  publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": unread}}),
 			"alert issue body":         alertIssueBody(alert),
 			"alert renotified comment": renotifiedComment(alert),
 			"alert recovered comment":  recoveredComment(alert),
@@ -131,6 +136,10 @@ func unsafeMarkdown(md string) string {
 	md = strings.ReplaceAll(md, publish.StatusMarker, "")
 	md = regexp.MustCompile(`<!-- pitcrew:[^ ]+ -->`).ReplaceAllString(md, "")
 	md = regexp.MustCompile(`\[run\]\(https://sandbox\.example/s/\d\)`).ReplaceAllString(md, "")
+	// pitcrew's own folding of an answer, and the pull requests of the
+	// run's repository it links (built from the number, not copied)
+	md = regexp.MustCompile(`<details><summary>|</summary>|</details>`).ReplaceAllString(md, "")
+	md = regexp.MustCompile(`https://github\.com/hexpm/hexpm/pull/\d+`).ReplaceAllString(md, "")
 	for _, r := range md {
 		if r != '\u200b' && (unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && r != '\n')) {
 			return "an invisible character survived"

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
@@ -25,7 +26,7 @@ func RenderAlert(v runs.View) string {
 	case r.State == runs.Failed:
 		fmt.Fprintf(b, "❌ The run failed: %s%s.\n", orDefault(r.Error, "no reason was given"), link)
 	case res == nil:
-		fmt.Fprintf(b, "⚠️ The run ended but %s%s.\n", orDefault(r.Error, "its answer did not say what it found"), link)
+		b.WriteString(capitalFirst(unreadResult(r, link)) + ".\n")
 	case res.Outcome == prompts.OutcomeOutsideCode:
 		fmt.Fprintf(b, "🔎 The cause is outside this code%s: %s\n", link, orDefault(Text(res.Cause, prompts.MaxCauseLen), "the agent gave no detail."))
 		if res.Dependency != "" {
@@ -43,7 +44,19 @@ func RenderAlert(v runs.View) string {
 		}
 		b.WriteString("\n")
 	}
+	// The incident needs what the agent found, whatever its outcome.
+	b.WriteString(answerDetails("The agent's answer", r))
 	return b.String()
+}
+
+// capitalFirst starts a sentence built from a clause with a capital
+// (the clauses start with an emoji, then a space).
+func capitalFirst(s string) string {
+	emoji, rest, ok := strings.Cut(s, " ")
+	if !ok || rest == "" {
+		return s
+	}
+	return emoji + " " + strings.ToUpper(rest[:1]) + rest[1:]
 }
 
 func orDefault(s, def string) string {

@@ -53,6 +53,7 @@ func RenderCheckRun(v runs.View) (title, summary string) {
 		}
 	}
 	writeSetAside(&b, st.Rejected)
+	writeUnreadAnswers(&b, st, byID)
 	return title, Clip(b.String(), maxCheckSummary)
 }
 

@@ -47,6 +47,7 @@ func RenderReport(v runs.View) string {
 		fmt.Fprintf(b, "❌ The profiling run failed: %s%s. No report was produced.\n", orDefault(r.Error, "no reason was given"), link)
 	case reports[e.RunID] == "":
 		fmt.Fprintf(b, "⚠️ The profiling run ended without producing `%s`, so there is no report%s.\n", ReportName, link)
+		b.WriteString(answerDetails("The agent's answer", r))
 	default:
 		report := reports[e.RunID]
 		fmt.Fprintf(b, "The agent's report, `%s`%s", ReportName, link)

@@ -41,6 +41,7 @@ func RenderStatus(v runs.View) string {
 			b.WriteString("- " + r + "\n")
 		}
 	}
+	writeUnreadAnswers(&b, st, byID)
 	return Clip(b.String(), MaxCommentLen)
 }
 
@@ -58,6 +59,22 @@ func Clip(s string, max int) string {
 		cut = max - len(note)
 	}
 	return s[:cut] + note
+}
+
+// writeUnreadAnswers folds the answer of each run whose result block could
+// not be read (or that failed), so the reader sees what the agent said.
+// Tests are named by their place in the list: a summary is HTML, where
+// Markdown escapes would show.
+func writeUnreadAnswers(b *strings.Builder, st runs.Status, byID map[string]runs.Run) {
+	for i, e := range st.Entries {
+		if r, ok := byID[e.RunID]; ok && (r.Result == nil || r.State == runs.Failed) {
+			title := "The agent's answer"
+			if len(st.Entries) > 1 {
+				title += fmt.Sprintf(" for test %d of %d", i+1, len(st.Entries))
+			}
+			b.WriteString(answerDetails(title, r))
+		}
+	}
 }
 
 func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
@@ -93,7 +110,7 @@ func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
 func describeResult(r runs.Run, link string) string {
 	res := r.Result
 	if res == nil {
-		return fmt.Sprintf("⚠️ the run ended but %s%s.", orDefault(r.Error, "its answer did not say what it found"), link)
+		return unreadResult(r, link) + "."
 	}
 	var b strings.Builder
 	switch {

@@ -46,7 +46,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 	case err != nil:
 		return run, err
 	case ses.Status == sandbox.StatusFailed:
-		to, change = Failed, func(r *Run) { r.Error = f.failureReason(ses.Result) }
+		to, change = Failed, func(r *Run) { r.Error, r.Answer = f.failureReason(ses.Result), prompts.KeepAnswer(ses.Result) }
 	case ses.Status == sandbox.StatusCompleted && f.Jobs(run.Kind).Artifact != "":
 		to = Completed
 		stored, err := f.storeReport(ctx, run.ID, ses, f.Jobs(run.Kind).Artifact)
@@ -55,6 +55,9 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 		}
 		change = func(r *Run) {
 			r.Report = stored
+			if !stored {
+				r.Answer = prompts.KeepAnswer(ses.Result)
+			}
 			if err != nil {
 				r.Error = "its report could not be downloaded from the sandbox"
 			}
@@ -66,8 +69,12 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 			to = NotReproduced
 		}
 		change = func(r *Run) {
+			r.Answer = prompts.KeepAnswer(ses.Result)
 			if perr != nil {
-				r.Error = "its answer had no readable result (" + f.Text(perr.Error(), 200) + ")"
+				// Agents do not always end with the block: keep what the
+				// text says, the pull requests it links and the answer.
+				r.Error = "its answer had no readable result block (" + f.Text(perr.Error(), 200) + ")"
+				r.AnswerPRs = prompts.PullRequestLinks(ses.Result, r.Repo)
 				return
 			}
 			if res.PRURL != "" && !strings.HasPrefix(strings.ToLower(res.PRURL), "https://github.com/"+strings.ToLower(r.Repo)+"/pull/") {

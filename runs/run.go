@@ -46,10 +46,16 @@ type Run struct {
 	StartedAt time.Time `json:"started_at,omitzero"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 
-	Result    *prompts.Result `json:"result,omitempty"`
-	Error     string          `json:"error,omitempty"`  // why the run failed, shown to users
-	Report    bool            `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
-	Published bool            `json:"published,omitempty"`
+	Result *prompts.Result `json:"result,omitempty"`
+	// Answer is the end of the agent's answer (prompts.KeepAnswer), shown
+	// folded where the run's result is; AnswerPRs are the pull requests of
+	// the run's repository its text links to, read when it has no valid
+	// result block.
+	Answer    string   `json:"answer,omitempty"`
+	AnswerPRs []string `json:"answer_prs,omitempty"`
+	Error     string   `json:"error,omitempty"`  // why the run failed, shown to users
+	Report    bool     `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
+	Published bool     `json:"published,omitempty"`
 
 	stored string // the body as read from the ledger, for Update's check
 	// subjects are the subjects that showed the run when Update wrote this
@@ -78,4 +84,16 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 		r.Data, _ = json.Marshal(map[string]json.RawMessage{"files": v.Files})
 	}
 	return nil
+}
+
+// PullRequest is the pull request the run names: its result's, else the
+// first its answer links to; "" when none.
+func (r Run) PullRequest() string {
+	if r.Result != nil && r.Result.PRURL != "" {
+		return r.Result.PRURL
+	}
+	if len(r.AnswerPRs) > 0 {
+		return r.AnswerPRs[0]
+	}
+	return ""
 }

@@ -67,6 +67,22 @@ func TestAnswerWithoutResultBlock(t *testing.T) {
 	h.startOne(24)
 	h.finish("ses_1", sandbox.StatusCompleted, "I fixed it, trust me.")
 	h.eventually("the unreadable outcome", h.commentContains(24, "its answer had no readable result"))
+	if body := h.statusComment(24).Body; !strings.Contains(body, "I fixed it, trust me.") || !strings.Contains(body, "<details>") {
+		t.Fatalf("the answer is not shown:\n%s", body)
+	}
+}
+
+// An answer without its JSON block still gives the pull request it opened
+// (of the run's own repository only) and the answer itself.
+func TestAnAnswerWithoutResultBlockKeepsItsPullRequest(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(26)
+	h.finish("ses_1", sandbox.StatusCompleted, "Upstream has https://github.com/elixir-ecto/ecto/pull/4400.\nI opened https://github.com/hexpm/hexpm/pull/55 with the fix.")
+	h.eventually("the pull request read from the text", h.commentContains(26, "its answer links https://github.com/hexpm/hexpm/pull/55"))
+	body := h.statusComment(26).Body
+	if strings.Contains(body, "links https://github.com/elixir-ecto") || !strings.Contains(body, "I opened https://github.com/hexpm/hexpm/pull/55 with the fix.") {
+		t.Fatalf("status comment:\n%s", body)
+	}
 }
 
 func TestCallbacksAreOnlyHints(t *testing.T) {
