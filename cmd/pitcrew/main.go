@@ -41,6 +41,8 @@ func main() {
 			os.Exit(healthcheck(os.Getenv("PITCREW_ADDR")))
 		case "exunit":
 			os.Exit(exunitCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		case "review":
+			os.Exit(reviewCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		case "replay":
 			os.Exit(replayCommand(os.Args[2:], os.Stdout, os.Stderr))
 		case "runs":

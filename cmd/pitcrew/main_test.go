@@ -126,3 +126,42 @@ func TestExunitCommand(t *testing.T) {
 		t.Fatalf("--help: exit %d, %q", code, out.String())
 	}
 }
+
+func TestReviewCommand(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := reviewCommand([]string{"--job", "alert", "../../evidence/testdata/alert/plug_removed.diff"}, nil, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var rep struct {
+		Verdict  string
+		Findings []struct {
+			Rule, Severity, File, Text, Why string
+			Line                            int
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != "concern" || len(rep.Findings) != 1 || rep.Findings[0].Rule != "plug-removed" || rep.Findings[0].Line != 4 ||
+		rep.Findings[0].File != "lib/hexpm_web/controllers/api/key_controller.ex" || rep.Findings[0].Why == "" {
+		t.Fatalf("%s", out.String())
+	}
+	out.Reset()
+	clean := "--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1 @@\n-    Process.sleep(100)\n+    assert_receive :done\n"
+	if code := reviewCommand([]string{"-"}, strings.NewReader(clean), &out, &errs); code != 0 || !strings.Contains(out.String(), `"verdict": "clean"`) {
+		t.Fatalf("stdin: %d %s", code, out.String())
+	}
+	errs.Reset()
+	if code := reviewCommand([]string{"-"}, strings.NewReader("not a diff\n"), &out, &errs); code != 1 || !strings.Contains(errs.String(), "not a unified diff") {
+		t.Fatalf("not a diff: exit %d, %q", code, errs.String())
+	}
+	for _, args := range [][]string{nil, {"--job", "deploy", "-"}, {"a", "b"}, {"--nope", "-"}} {
+		if code := reviewCommand(args, nil, &out, &errs); code != 2 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+	}
+	out.Reset()
+	if code := reviewCommand([]string{"--help"}, nil, &out, &errs); code != 0 || !strings.Contains(out.String(), "usage: pitcrew review") {
+		t.Fatalf("--help: exit %d, %q", code, out.String())
+	}
+}

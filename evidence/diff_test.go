@@ -1,0 +1,141 @@
+package evidence
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestParseDiffReadsWhatGitAndDiffPrint(t *testing.T) {
+	cases := []struct {
+		name, diff string
+		files      []string // path, then +added -deleted
+		check      func(t *testing.T, d Diff)
+	}{
+		{"git show with a message", "commit abc\nAuthor: a <a@b>\n\n    --- not a header\n\ndiff --git a/lib/a.ex b/lib/a.ex\nindex 1..2 100644\n--- a/lib/a.ex\n+++ b/lib/a.ex\n@@ -1,3 +1,3 @@\n defmodule A do\n-  def x, do: 1\n+  def x, do: 2\n end\n",
+			[]string{"lib/a.ex +1 -1"}, func(t *testing.T, d Diff) {
+				l := d.Files[0].Hunks[0].Lines
+				if l[1].Old != 2 || l[2].New != 2 || l[3].Old != 3 || l[3].New != 3 {
+					t.Fatalf("line numbers %+v", l)
+				}
+			}},
+		{"diff -u with timestamps", "--- lib/a.ex\t2026-12-01 10:00:00\n+++ lib/a.ex\t2026-12-01 10:01:00\n@@ -1 +1 @@\n-a\n+b\n", []string{"lib/a.ex +1 -1"}, nil},
+		{"a new file", "diff --git a/test/n_test.exs b/test/n_test.exs\nnew file mode 100644\n--- /dev/null\n+++ b/test/n_test.exs\n@@ -0,0 +1,2 @@\n+defmodule N do\n+end\n",
+			[]string{"test/n_test.exs +2 -0"}, func(t *testing.T, d Diff) {
+				if d.Files[0].OldPath != "" || d.Files[0].Hunks[0].Lines[1].New != 2 {
+					t.Fatalf("%+v", d.Files[0])
+				}
+			}},
+		{"a deleted file", "diff --git a/test/o_test.exs b/test/o_test.exs\ndeleted file mode 100644\n--- a/test/o_test.exs\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n",
+			[]string{"test/o_test.exs +0 -1"}, func(t *testing.T, d Diff) {
+				if !d.Files[0].Deleted() {
+					t.Fatal("not deleted")
+				}
+			}},
+		{"a rename without changes, then a file", "diff --git a/lib/old.ex b/lib/new.ex\nsimilarity index 100%\nrename from lib/old.ex\nrename to lib/new.ex\ndiff --git a/lib/b.ex b/lib/b.ex\n--- a/lib/b.ex\n+++ b/lib/b.ex\n@@ -1 +1,2 @@\n x\n+y\n",
+			[]string{"lib/new.ex +0 -0", "lib/b.ex +1 -0"}, nil},
+		{"a binary file", "diff --git a/priv/logo.png b/priv/logo.png\nBinary files a/priv/logo.png and b/priv/logo.png differ\n", []string{"priv/logo.png +0 -0"},
+			func(t *testing.T, d Diff) {
+				if !d.Files[0].Binary {
+					t.Fatal("not binary")
+				}
+			}},
+		{"no newline at the end, CRLF", "--- a/x.ex\r\n+++ b/x.ex\r\n@@ -1 +1 @@\r\n-a\r\n\\ No newline at end of file\r\n+b\r\n\\ No newline at end of file\r\n", []string{"x.ex +1 -1"},
+			func(t *testing.T, d Diff) {
+				if l := d.Files[0].Hunks[0].Lines; len(l) != 2 || l[1].Text != "b" {
+					t.Fatalf("%+v", l)
+				}
+			}},
+		{"a quoted path", "diff --git \"a/test/caf\\303\\251_test.exs\" \"b/test/caf\\303\\251_test.exs\"\n--- \"a/test/caf\\303\\251_test.exs\"\n+++ \"b/test/caf\\303\\251_test.exs\"\n@@ -1 +1 @@\n-a\n+b\n",
+			[]string{"test/café_test.exs +1 -1"}, nil},
+		{"a removed line that starts with dashes", "--- a/x.ex\n+++ b/x.ex\n@@ -1,2 +1,1 @@\n--- a comment line\n x\n", []string{"x.ex +0 -1"}, nil},
+		{"a hunk shorter than its header", "diff --git a/x.ex b/x.ex\n--- a/x.ex\n+++ b/x.ex\n@@ -1,5 +1,5 @@\n-a\n+b\ndiff --git a/y.ex b/y.ex\n--- a/y.ex\n+++ b/y.ex\n@@ -1 +1 @@\n-c\n+d\n", []string{"x.ex +1 -1", "y.ex +1 -1"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := ParseDiff(strings.NewReader(c.diff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range d.Files {
+				a, r := 0, 0
+				for _, h := range f.Hunks {
+					for _, l := range h.Lines {
+						a += b2i(l.Kind == '+')
+						r += b2i(l.Kind == '-')
+					}
+				}
+				got = append(got, fmt.Sprintf("%s +%d -%d", f.Path(), a, r))
+			}
+			if strings.Join(got, "|") != strings.Join(c.files, "|") {
+				t.Fatalf("files %v, want %v", got, c.files)
+			}
+			if c.check != nil {
+				c.check(t, d)
+			}
+		})
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestParseDiffRefusesWhatIsNotADiff(t *testing.T) {
+	for _, in := range []string{"", "hello\nworld\n", "commit abc\nAuthor: x\n\n    message only\n", "@@ -1 +1 @@\n-a\n+b\n"} {
+		if _, err := ParseDiff(strings.NewReader(in)); err != ErrNotADiff {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+func TestADiffPastTheBoundsIsNotChecked(t *testing.T) {
+	var many strings.Builder
+	for i := 0; i <= MaxFiles; i++ {
+		fmt.Fprintf(&many, "--- a/test/f%d_test.exs\n+++ b/test/f%d_test.exs\n@@ -1 +1 @@\n-a\n+Process.sleep(1)\n", i, i)
+	}
+	var long strings.Builder
+	long.WriteString("--- a/test/big_test.exs\n+++ b/test/big_test.exs\n@@ -0,0 +1,30000 @@\n")
+	for i := 0; i < 30000; i++ {
+		long.WriteString("+Process.sleep(1)\n")
+	}
+	for name, in := range map[string]string{"files": many.String(), "lines": long.String()} {
+		d, err := ParseDiff(strings.NewReader(in))
+		if err != nil || !d.TooLarge {
+			t.Fatalf("%s: too large %v, %v", name, d.TooLarge, err)
+		}
+		r := Check(d, JobFlaky)
+		if r.Verdict != VerdictNote || len(r.Findings) != 0 || !strings.HasPrefix(r.NotChecked, "not checked: too large (") {
+			t.Fatalf("%s: %+v", name, r)
+		}
+	}
+}
+
+func FuzzParseDiff(f *testing.F) {
+	f.Add("diff --git a/test/a_test.exs b/test/a_test.exs\n--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,2 +1,3 @@\n test \"x\" do\n+  Process.sleep(100)\n-  assert_receive :x, 100\n+  assert_receive :x, @t\n")
+	f.Add("--- a/lib/router.ex\n+++ b/lib/router.ex\n@@ -1 +1 @@\n-  plug :authorize when action in [:a]\n+  plug :authorize\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		d, err := ParseDiff(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		if len(d.Files) > MaxFiles || d.Added+d.Deleted > MaxChangedLine+1 {
+			t.Fatalf("past the bounds: %d files, %d lines", len(d.Files), d.Added+d.Deleted)
+		}
+		for _, job := range []Job{JobFlaky, JobAlert} {
+			r := Check(d, job)
+			if r.Verdict != VerdictClean && r.Verdict != VerdictNote && r.Verdict != VerdictConcern {
+				t.Fatalf("verdict %q", r.Verdict)
+			}
+			for _, f := range r.Findings {
+				if f.Rule == "" || f.Why == "" || f.Severity != Concern && f.Severity != Note {
+					t.Fatalf("finding %+v", f)
+				}
+			}
+		}
+	})
+}

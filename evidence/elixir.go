@@ -1,0 +1,256 @@
+package evidence
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// change is one file's diff as the rules read it.
+type change struct {
+	path   string
+	test   bool
+	file   File
+	blocks []block // runs of removed then added lines, in order
+	all    []Line  // every line the diff shows, context included
+	attrs  map[string]string
+}
+
+// block is a run of removed lines followed by the added lines that
+// replace them (either may be empty): the unit of "was X, is now Y".
+type block struct {
+	removed, added []Line
+}
+
+func newFileChange(f File) change {
+	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}}
+	for _, h := range f.Hunks {
+		var cur block
+		flush := func() {
+			if len(cur.removed)+len(cur.added) > 0 {
+				c.blocks = append(c.blocks, cur)
+			}
+			cur = block{}
+		}
+		for _, l := range h.Lines {
+			c.all = append(c.all, l)
+			switch l.Kind {
+			case '-':
+				if len(cur.added) > 0 {
+					flush()
+				}
+				cur.removed = append(cur.removed, l)
+			case '+':
+				cur.added = append(cur.added, l)
+			default:
+				flush()
+			}
+			// Module attributes as the new code sees them, for timeouts
+			// named through them.
+			if l.Kind != '-' {
+				if m := attrDef.FindStringSubmatch(code(l.Text)); m != nil {
+					c.attrs[m[1]] = strings.TrimSpace(m[2])
+				}
+			}
+		}
+		flush()
+	}
+	return c
+}
+
+func (c change) added() []Line {
+	var out []Line
+	for _, b := range c.blocks {
+		out = append(out, b.added...)
+	}
+	return out
+}
+
+func (c change) removed() []Line {
+	var out []Line
+	for _, b := range c.blocks {
+		out = append(out, b.removed...)
+	}
+	return out
+}
+
+// finding makes a finding on line l of the change.
+func (c change) finding(rule string, sev Severity, l Line, why string) Finding {
+	n := l.New
+	if l.Kind == '-' {
+		n = l.Old
+	}
+	return Finding{Rule: rule, Severity: sev, File: c.path, Line: n, Text: quote(l), Why: why}
+}
+
+// quote is a changed line as a reviewer reads it: its sign, then the code.
+func quote(l Line) string {
+	t := strings.TrimSpace(l.Text)
+	if r := []rune(t); len(r) > 200 {
+		t = string(r[:200]) + "…"
+	}
+	return string(l.Kind) + " " + t
+}
+
+var attrDef = regexp.MustCompile(`^\s*@([a-z_][a-zA-Z0-9_]*)\s+(.+?)\s*$`)
+
+// code is a line without its comment and with string contents blanked,
+// so that rules match code, not prose about it (string contents become
+// dots, which no rule reads as a name or a wildcard).
+func code(s string) string {
+	var b strings.Builder
+	inStr, esc := byte(0), false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case inStr != 0:
+			switch {
+			case esc:
+				esc = false
+			case ch == '\\':
+				esc = true
+			case ch == inStr:
+				inStr = 0
+				b.WriteByte(ch)
+				continue
+			}
+			if inStr != 0 {
+				b.WriteByte('.')
+				continue
+			}
+		case ch == '"' || ch == '\'':
+			// ?" and ?' are character literals, not strings.
+			if i > 0 && s[i-1] == '?' {
+				b.WriteByte(ch)
+				continue
+			}
+			inStr = ch
+		case ch == '#':
+			return b.String()
+		}
+		b.WriteByte(ch)
+	}
+	return b.String()
+}
+
+// callArgs finds the first call of name in line (with or without
+// parentheses) and splits its arguments at top-level commas.
+func callArgs(line, name string) ([]string, bool) {
+	i := indexWord(line, name)
+	if i < 0 {
+		return nil, false
+	}
+	rest := line[i+len(name):]
+	paren := strings.HasPrefix(rest, "(")
+	if paren {
+		rest = rest[1:]
+	} else if !strings.HasPrefix(rest, " ") {
+		return nil, false
+	}
+	var args []string
+	depth, start := 0, 0
+	for j := 0; j < len(rest); j++ {
+		switch rest[j] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth == 0 {
+				return append(args, strings.TrimSpace(rest[start:j])), true
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				args = append(args, strings.TrimSpace(rest[start:j]))
+				start = j + 1
+			}
+		}
+	}
+	tail := strings.TrimSpace(rest[start:])
+	tail = strings.TrimSuffix(strings.TrimSuffix(tail, " do"), ",")
+	return append(args, strings.TrimSpace(tail)), true
+}
+
+// indexWord finds name in s where it is not part of a longer name.
+func indexWord(s, name string) int {
+	for from := 0; ; {
+		i := strings.Index(s[from:], name)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		before := i == 0 || !isIdent(s[i-1])
+		after := i+len(name) >= len(s) || !isIdent(s[i+len(name)]) || s[i+len(name)] == '?' || s[i+len(name)] == '!'
+		if before && after && (i == 0 || s[i-1] != '.' || strings.Contains(name, ".")) {
+			return i
+		}
+		from = i + len(name)
+	}
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '?' || c == '!'
+}
+
+// Infinity is how :infinity compares as a timeout.
+const Infinity = math.MaxInt64
+
+var (
+	intLit  = regexp.MustCompile(`^[0-9][0-9_]*$`)
+	timerFn = regexp.MustCompile(`^:timer\.(seconds|minutes|hours)\((.+)\)$`)
+)
+
+// millis reads a timeout expression in milliseconds: integers (1_000),
+// products (5 * 1000), :timer.seconds/minutes/hours, :infinity, and
+// module attributes the file defines. ok is false for anything else.
+func (c change) millis(expr string) (int64, bool) {
+	return c.millisDepth(expr, 0)
+}
+
+func (c change) millisDepth(e string, depth int) (int64, bool) {
+	if depth > 4 {
+		return 0, false
+	}
+	e = strings.TrimSpace(e)
+	if strings.HasPrefix(e, "(") && strings.HasSuffix(e, ")") {
+		e = strings.TrimSpace(e[1 : len(e)-1])
+	}
+	switch {
+	case e == ":infinity":
+		return Infinity, true
+	case intLit.MatchString(e):
+		n, err := strconv.ParseInt(strings.ReplaceAll(e, "_", ""), 10, 64)
+		return n, err == nil
+	case strings.HasPrefix(e, "@"):
+		v, ok := c.attrs[strings.TrimPrefix(e, "@")]
+		if !ok {
+			return 0, false
+		}
+		return c.millisDepth(v, depth+1)
+	}
+	if m := timerFn.FindStringSubmatch(e); m != nil {
+		n, ok := c.millisDepth(m[2], depth+1)
+		unit := map[string]int64{"seconds": 1000, "minutes": 60_000, "hours": 3_600_000}[m[1]]
+		if !ok || n > math.MaxInt64/unit {
+			return 0, false
+		}
+		return n * unit, true
+	}
+	if a, b, ok := strings.Cut(e, "*"); ok {
+		x, ok1 := c.millisDepth(a, depth+1)
+		y, ok2 := c.millisDepth(b, depth+1)
+		if !ok1 || !ok2 || x != 0 && y > math.MaxInt64/x {
+			return 0, false
+		}
+		return x * y, true
+	}
+	return 0, false
+}
+
+// ms prints a timeout for a reviewer.
+func ms(n int64) string {
+	if n == Infinity {
+		return ":infinity"
+	}
+	return strconv.FormatInt(n, 10) + " ms"
+}

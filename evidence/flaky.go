@@ -1,0 +1,283 @@
+package evidence
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// rule reads one file's change and reports what it finds.
+type rule func(c change) []Finding
+
+// flakyRules are what a flaky-test fix must not do: wait longer, retry,
+// skip, or test less. The fix is the cause (shared state, ordering, a
+// missing sync point), not a disguise.
+var flakyRules = []rule{sleeps, receiveTimeouts, attributeTimeouts, callTimeouts, tagTimeouts, retries, rescues, skips, exclusions,
+	deletedTests, deletedAssertions, weakenedAssertions, asyncOff}
+
+// sleepCalls are the calls that wait a fixed time.
+var sleepCalls = []string{"Process.sleep", ":timer.sleep"}
+
+// sleeps: a sleep added, or one made longer. A sleep kept or shortened in
+// the same place is not reported.
+func sleeps(c change) []Finding {
+	var out []Finding
+	for _, b := range c.blocks {
+		var before []int64
+		for _, l := range b.removed {
+			if v, ok := c.callTimeout(code(l.Text), sleepCalls, 0, -1); ok {
+				before = append(before, v)
+			}
+		}
+		for _, l := range b.added {
+			v, ok := c.callTimeout(code(l.Text), sleepCalls, 0, -1)
+			if !ok {
+				continue
+			}
+			switch old, had := largest(before); {
+			case !had:
+				out = append(out, c.finding("sleep-added", Concern, l, "a sleep waits for a fixed time instead of for the event the test needs: a disguised retry, not a fix"))
+			case v > old:
+				out = append(out, c.finding("sleep-lengthened", Concern, l, fmt.Sprintf("the sleep grew from %s to %s: a longer wait, not a fix", ms(old), ms(v))))
+			}
+		}
+	}
+	return out
+}
+
+func largest(vs []int64) (int64, bool) {
+	if len(vs) == 0 {
+		return 0, false
+	}
+	m := vs[0]
+	for _, v := range vs[1:] {
+		m = max(m, v)
+	}
+	return m, true
+}
+
+// callTimeout finds a call of one of names in line and reads its argument
+// at position pos (-1: the last) as milliseconds; def is the value when
+// the call leaves it out (-1: the argument is required). ok is false when
+// no such call is on the line or its value cannot be read.
+func (c change) callTimeout(line string, names []string, pos int, def int64) (int64, bool) {
+	for _, n := range names {
+		args, found := callArgs(line, n)
+		if !found {
+			continue
+		}
+		i := pos
+		if i < 0 {
+			i = len(args) - 1
+		}
+		if i >= len(args) || args[i] == "" {
+			return def, def >= 0
+		}
+		return c.millis(args[i])
+	}
+	return 0, false
+}
+
+// receiveMacros wait for a message, 100 ms by default
+// (ExUnit's assert_receive_timeout and refute_receive_timeout).
+var receiveMacros = []string{"assert_receive", "refute_receive", "assert_received"}
+
+const defaultReceiveTimeout = 100
+
+// receiveTimeouts: an assert_receive or refute_receive that waits longer
+// than the one it replaces, or a new one with a long explicit timeout;
+// and ExUnit's own receive timeouts raised in configuration.
+func receiveTimeouts(c change) []Finding {
+	var out []Finding
+	for _, b := range c.blocks {
+		var before []int64
+		for _, l := range b.removed {
+			if v, ok := c.receiveTimeout(code(l.Text)); ok {
+				before = append(before, v)
+			}
+		}
+		for _, l := range b.added {
+			line := code(l.Text)
+			if v, ok := c.receiveTimeout(line); ok {
+				old, had := largest(before)
+				if !had {
+					old = defaultReceiveTimeout
+				}
+				if v > old {
+					out = append(out, c.finding("receive-timeout-raised", Concern, l,
+						fmt.Sprintf("the receive timeout went from %s to %s: waiting longer for the message hides why it is late", ms(old), ms(v))))
+				}
+			}
+			for _, key := range []string{"assert_receive_timeout", "refute_receive_timeout"} {
+				if v, ok := c.keyword(line, key); ok && v > defaultReceiveTimeout {
+					out = append(out, c.finding("receive-timeout-raised", Concern, l,
+						fmt.Sprintf("ExUnit's %s is raised to %s for every test: a longer wait, not a fix", key, ms(v))))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (c change) receiveTimeout(line string) (int64, bool) {
+	for _, m := range receiveMacros {
+		args, found := callArgs(line, m)
+		if !found {
+			continue
+		}
+		if m == "assert_received" || len(args) < 2 {
+			return defaultReceiveTimeout, true
+		}
+		return c.millis(args[1])
+	}
+	return 0, false
+}
+
+var keywordValue = regexp.MustCompile(`\b([a-z_]+):\s*([^,\])]+)`)
+
+// keyword reads key: VALUE on a line as milliseconds.
+func (c change) keyword(line, key string) (int64, bool) {
+	for _, m := range keywordValue.FindAllStringSubmatch(line, -1) {
+		if m[1] == key {
+			return c.millis(m[2])
+		}
+	}
+	return 0, false
+}
+
+// attributeTimeouts: a module attribute that a wait reads (its name says
+// timeout, wait, sleep or delay, or the diff passes it to a wait) made
+// larger.
+func attributeTimeouts(c change) []Finding {
+	var out []Finding
+	for _, b := range c.blocks {
+		before := map[string]int64{}
+		for _, l := range b.removed {
+			if m := attrDef.FindStringSubmatch(code(l.Text)); m != nil {
+				if v, ok := c.millis(m[2]); ok {
+					before[m[1]] = v
+				}
+			}
+		}
+		for _, l := range b.added {
+			m := attrDef.FindStringSubmatch(code(l.Text))
+			if m == nil {
+				continue
+			}
+			old, had := before[m[1]]
+			v, ok := c.millis(m[2])
+			if !had || !ok || v <= old || !c.waitAttribute(m[1]) {
+				continue
+			}
+			out = append(out, c.finding("timeout-attribute-raised", Concern, l,
+				fmt.Sprintf("@%s, which a wait reads, went from %s to %s: a longer wait, not a fix", m[1], ms(old), ms(v))))
+		}
+	}
+	return out
+}
+
+var waitWords = regexp.MustCompile(`(?i)timeout|wait|sleep|delay|interval`)
+
+func (c change) waitAttribute(name string) bool {
+	if waitWords.MatchString(name) {
+		return true
+	}
+	for _, l := range c.all {
+		line := code(l.Text)
+		if !strings.Contains(line, "@"+name) {
+			continue
+		}
+		for _, w := range append(append(append([]string{}, receiveMacros...), sleepCalls...), awaitCalls...) {
+			if indexWord(line, w) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// awaitCalls take a timeout (5 s by default) as their last argument.
+var awaitCalls = []string{"Task.await", "Task.await_many", "Task.yield", "Task.yield_many", "GenServer.call", ":gen_server.call", ":gen_statem.call", "Agent.get", "Agent.update"}
+
+const defaultCallTimeout = 5000
+
+// callTimeouts: in tests, a Task.await or GenServer.call given more time
+// than before (5 s when left out).
+func callTimeouts(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		var before []int64
+		for _, l := range b.removed {
+			if v, ok := c.awaitTimeout(code(l.Text)); ok {
+				before = append(before, v)
+			}
+		}
+		for _, l := range b.added {
+			v, ok := c.awaitTimeout(code(l.Text))
+			if !ok {
+				continue
+			}
+			old, had := largest(before)
+			if !had {
+				old = defaultCallTimeout
+			}
+			if v > old {
+				out = append(out, c.finding("call-timeout-raised", Concern, l,
+					fmt.Sprintf("the call now waits up to %s (was %s): the test gives a slow or stuck process more time instead of finding why", ms(v), ms(old))))
+			}
+		}
+	}
+	return out
+}
+
+// awaitTimeout reads the timeout of an await call on line; a call with
+// fewer arguments than its timeout position uses the default.
+func (c change) awaitTimeout(line string) (int64, bool) {
+	positions := map[string]int{"Task.await": 1, "Task.await_many": 1, "Task.yield": 1, "Task.yield_many": 1, "GenServer.call": 2, ":gen_server.call": 2, ":gen_statem.call": 2, "Agent.get": 2, "Agent.update": 2}
+	for _, n := range awaitCalls {
+		args, found := callArgs(line, n)
+		if !found {
+			continue
+		}
+		if positions[n] >= len(args) {
+			return defaultCallTimeout, true
+		}
+		return c.millis(args[positions[n]])
+	}
+	return 0, false
+}
+
+var tagTimeout = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+timeout:\s*(.+?)\s*$`)
+
+const defaultTestTimeout = 60_000
+
+// tagTimeouts: @tag timeout: raised (ExUnit gives a test 60 s).
+func tagTimeouts(c change) []Finding {
+	var out []Finding
+	for _, b := range c.blocks {
+		old := int64(defaultTestTimeout)
+		for _, l := range b.removed {
+			if m := tagTimeout.FindStringSubmatch(code(l.Text)); m != nil {
+				if v, ok := c.millis(m[2]); ok {
+					old = v
+				}
+			}
+		}
+		for _, l := range b.added {
+			line := code(l.Text)
+			v, ok := int64(0), false
+			if m := tagTimeout.FindStringSubmatch(line); m != nil {
+				v, ok = c.millis(m[2])
+			} else if strings.Contains(line, "ExUnit.") || strings.Contains(line, ":ex_unit") {
+				v, ok = c.keyword(line, "timeout")
+			}
+			if ok && v > old {
+				out = append(out, c.finding("test-timeout-raised", Concern, l, fmt.Sprintf("the test may now run for %s (was %s): more time, not a fix", ms(v), ms(old))))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package evidence
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity says how much a finding asks of the reviewer.
+type Severity string
+
+// Severities, strongest first.
+const (
+	Concern Severity = "concern" // looks like what the job must not do: read it before merging
+	Note    Severity = "note"    // may be right, worth a look
+)
+
+// Verdict sums a review up.
+type Verdict string
+
+// Verdicts: the strongest finding's severity, or clean.
+const (
+	VerdictConcern Verdict = "concern"
+	VerdictNote    Verdict = "note"
+	VerdictClean   Verdict = "clean"
+)
+
+// Job names the rule set: what a fix of that job must not do.
+type Job string
+
+// The rule sets.
+const (
+	JobFlaky Job = "flaky"
+	JobAlert Job = "alert"
+)
+
+// Finding is one rule that matched: where, the changed line quoted, and
+// why it matters.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"`
+	Line     int      `json:"line"` // in the new file; in the old one for removed lines
+	Text     string   `json:"text"` // the changed line(s), trimmed
+	Why      string   `json:"why"`
+}
+
+// Review is what the rules found in a diff.
+type Review struct {
+	Verdict  Verdict   `json:"verdict"`
+	Findings []Finding `json:"findings"`
+	// NotChecked says why the diff was not read (too large), with its
+	// counts; the verdict is then a note.
+	NotChecked string `json:"not_checked,omitempty"`
+}
+
+// Check applies the job's rules to a parsed diff.
+func Check(d Diff, job Job) Review {
+	if d.TooLarge {
+		return Review{Verdict: VerdictNote, Findings: []Finding{}, NotChecked: fmt.Sprintf(
+			"not checked: too large (%d files, %d changed lines read; the bounds are %d files and %d changed lines)",
+			d.FilesSeen, d.Lines, MaxFiles, MaxChangedLine)}
+	}
+	rules := flakyRules
+	if job == JobAlert {
+		rules = alertRules
+	}
+	var out []Finding
+	for _, f := range d.Files {
+		if f.Binary || !elixirFile(f.Path()) && !configFile(f.Path()) {
+			continue
+		}
+		c := newFileChange(f)
+		for _, rule := range rules {
+			out = append(out, rule(c)...)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Severity != out[j].Severity {
+			return out[i].Severity == Concern
+		}
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	r := Review{Verdict: VerdictClean, Findings: dedupe(out)}
+	for _, f := range r.Findings {
+		if f.Severity == Concern {
+			r.Verdict = VerdictConcern
+			break
+		}
+		r.Verdict = VerdictNote
+	}
+	return r
+}
+
+// dedupe keeps one finding per rule and line.
+func dedupe(in []Finding) []Finding {
+	out := []Finding{}
+	seen := map[string]bool{}
+	for _, f := range in {
+		k := fmt.Sprintf("%s\x00%s\x00%d", f.Rule, f.File, f.Line)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// elixirFile is Elixir source or a template with code.
+func elixirFile(p string) bool {
+	return strings.HasSuffix(p, ".ex") || strings.HasSuffix(p, ".exs")
+}
+
+// configFile is where test runs are configured outside Elixir: CI
+// workflows and scripts that run mix test.
+func configFile(p string) bool {
+	return strings.HasPrefix(p, ".github/workflows/") && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) ||
+		strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh")
+}
+
+// testFile is an ExUnit test or its support code.
+func testFile(p string) bool {
+	return strings.HasSuffix(p, "_test.exs") || strings.HasPrefix(p, "test/") || strings.Contains(p, "/test/")
+}
