@@ -21,24 +21,38 @@ var sleepCalls = []string{"Process.sleep", ":timer.sleep"}
 // sleeps: a sleep added, or one made longer. A sleep kept or shortened in
 // the same place is not reported.
 func sleeps(c change) []Finding {
+	read := func(line string) (int64, bool) { return c.callTimeout(line, sleepCalls, 0, -1) }
+	return c.longerWaits(read, -1, func(l Line, old, now int64) Finding {
+		if old < 0 {
+			return c.finding("sleep-added", Concern, l, "a sleep waits for a fixed time instead of for the event the test needs: a disguised retry, not a fix")
+		}
+		return c.finding("sleep-lengthened", Concern, l, fmt.Sprintf("the sleep grew from %s to %s: a longer wait, not a fix", ms(old), ms(now)))
+	})
+}
+
+// longerWaits reports each added line whose wait (read) is longer than
+// the longest of the lines it replaces, or than def when they had none
+// (def -1: any wait on a new line).
+func (c change) longerWaits(read func(line string) (int64, bool), def int64, report func(l Line, old, now int64) Finding) []Finding {
 	var out []Finding
 	for _, b := range c.blocks {
 		var before []int64
 		for _, l := range b.removed {
-			if v, ok := c.callTimeout(code(l.Text), sleepCalls, 0, -1); ok {
+			if v, ok := read(code(l.Text)); ok {
 				before = append(before, v)
 			}
 		}
 		for _, l := range b.added {
-			v, ok := c.callTimeout(code(l.Text), sleepCalls, 0, -1)
+			v, ok := read(code(l.Text))
 			if !ok {
 				continue
 			}
-			switch old, had := largest(before); {
-			case !had:
-				out = append(out, c.finding("sleep-added", Concern, l, "a sleep waits for a fixed time instead of for the event the test needs: a disguised retry, not a fix"))
-			case v > old:
-				out = append(out, c.finding("sleep-lengthened", Concern, l, fmt.Sprintf("the sleep grew from %s to %s: a longer wait, not a fix", ms(old), ms(v))))
+			old, had := largest(before)
+			if !had {
+				old = def
+			}
+			if v > old {
+				out = append(out, report(l, old, v))
 			}
 		}
 	}
@@ -88,31 +102,15 @@ const defaultReceiveTimeout = 100
 // than the one it replaces, or a new one with a long explicit timeout;
 // and ExUnit's own receive timeouts raised in configuration.
 func receiveTimeouts(c change) []Finding {
-	var out []Finding
-	for _, b := range c.blocks {
-		var before []int64
-		for _, l := range b.removed {
-			if v, ok := c.receiveTimeout(code(l.Text)); ok {
-				before = append(before, v)
-			}
-		}
-		for _, l := range b.added {
-			line := code(l.Text)
-			if v, ok := c.receiveTimeout(line); ok {
-				old, had := largest(before)
-				if !had {
-					old = defaultReceiveTimeout
-				}
-				if v > old {
-					out = append(out, c.finding("receive-timeout-raised", Concern, l,
-						fmt.Sprintf("the receive timeout went from %s to %s: waiting longer for the message hides why it is late", ms(old), ms(v))))
-				}
-			}
-			for _, key := range []string{"assert_receive_timeout", "refute_receive_timeout"} {
-				if v, ok := c.keyword(line, key); ok && v > defaultReceiveTimeout {
-					out = append(out, c.finding("receive-timeout-raised", Concern, l,
-						fmt.Sprintf("ExUnit's %s is raised to %s for every test: a longer wait, not a fix", key, ms(v))))
-				}
+	out := c.longerWaits(c.receiveTimeout, defaultReceiveTimeout, func(l Line, old, now int64) Finding {
+		return c.finding("receive-timeout-raised", Concern, l,
+			fmt.Sprintf("the receive timeout went from %s to %s: waiting longer for the message hides why it is late", ms(old), ms(now)))
+	})
+	for _, l := range c.added() {
+		for _, key := range []string{"assert_receive_timeout", "refute_receive_timeout"} {
+			if v, ok := c.keyword(code(l.Text), key); ok && v > defaultReceiveTimeout {
+				out = append(out, c.finding("receive-timeout-raised", Concern, l,
+					fmt.Sprintf("ExUnit's %s is raised to %s for every test: a longer wait, not a fix", key, ms(v))))
 			}
 		}
 	}
@@ -207,30 +205,10 @@ func callTimeouts(c change) []Finding {
 	if !c.test {
 		return nil
 	}
-	var out []Finding
-	for _, b := range c.blocks {
-		var before []int64
-		for _, l := range b.removed {
-			if v, ok := c.awaitTimeout(code(l.Text)); ok {
-				before = append(before, v)
-			}
-		}
-		for _, l := range b.added {
-			v, ok := c.awaitTimeout(code(l.Text))
-			if !ok {
-				continue
-			}
-			old, had := largest(before)
-			if !had {
-				old = defaultCallTimeout
-			}
-			if v > old {
-				out = append(out, c.finding("call-timeout-raised", Concern, l,
-					fmt.Sprintf("the call now waits up to %s (was %s): the test gives a slow or stuck process more time instead of finding why", ms(v), ms(old))))
-			}
-		}
-	}
-	return out
+	return c.longerWaits(c.awaitTimeout, defaultCallTimeout, func(l Line, old, now int64) Finding {
+		return c.finding("call-timeout-raised", Concern, l,
+			fmt.Sprintf("the call now waits up to %s (was %s): the test gives a slow or stuck process more time instead of finding why", ms(now), ms(old)))
+	})
 }
 
 // awaitTimeout reads the timeout of an await call on line; a call with
