@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/alerts"
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
@@ -21,7 +22,7 @@ import (
 
 // datadogJob fixes the bug behind a Datadog monitor alert.
 var datadogJob = Job{
-	Job:    runs.Job{Kind: runs.KindAlert, Prompt: "alert", Connections: []string{"datadog"}, Render: publish.RenderAlert},
+	Job:    runs.Job{Kind: runs.KindAlert, Prompt: "alert", Connections: []string{"datadog"}, Render: publish.RenderAlert, Evidence: evidence.JobAlert},
 	Config: datadogConfig,
 	Source: &Source{
 		Source:    hook.Source{Name: "datadog", Title: "Datadog", Auth: hook.Auth{Header: "X-Pitcrew-Token"}, MaxBody: alerts.MaxBody, Accept: acceptDatadog},

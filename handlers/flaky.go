@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
@@ -12,7 +13,7 @@ import (
 // flakyJob reproduces and fixes one flaky test; a label, a CI rerun that
 // passed, or a CI job that retried its tests asks for it.
 var flakyJob = Job{
-	Job:    runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus},
+	Job:    runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus, Evidence: evidence.JobFlaky},
 	Config: flakyConfig,
 }
 

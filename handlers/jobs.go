@@ -105,6 +105,6 @@ type EventHandler interface {
 
 // EventHandlers are the handlers of GitHub events, one per file.
 func EventHandlers(base Base) []EventHandler {
-	return []EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequestMerged{base},
+	return []EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base},
 		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
 }

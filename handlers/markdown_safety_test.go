@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/pitcrew/pitcrew/alerts"
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
@@ -58,6 +59,14 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 		data, _ := json.Marshal(publish.MigrationData{Files: files})
 		migrationRun := runs.Run{ID: "m1", State: runs.Completed, Data: data, SessionURL: "https://sandbox.example/s/2"}
 		alert := hostileAlert(t, h)
+		diff, _ := evidence.ParseDiff(strings.NewReader("--- a/test/" + h + "_test.exs\n+++ b/test/" + h + "_test.exs\n@@ -1,2 +1,2 @@\n-  assert x == 1 # " + h + "\n+  Process.sleep(100) # " + h + "\n+  assert x # " + h + "\n"))
+		review := evidence.Check(diff, evidence.JobFlaky)
+		followed := done
+		followed.PR = &runs.Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: runs.PullOpen, Suites: map[string]string{h: "success"}, Reviews: map[string]string{h: "approved"}}
+		followed.PR.SetEvidence(strings.Repeat("c", 40), review, 1)
+		if len(review.Findings) == 0 && !strings.Contains(h, "\n") {
+			t.Fatalf("the hostile diff gave no finding: %+v", review)
+		}
 		answer := prompts.KeepAnswer(h + "\nOpened https://github.com/hexpm/hexpm/pull/77\n" + h)
 		unread := runs.Run{ID: "r1", Repo: "hexpm/hexpm", State: runs.Completed, Answer: answer, AnswerPRs: prompts.PullRequestLinks(answer, "hexpm/hexpm"),
 			Error: "its answer had no readable result block (" + publish.Text(h, 200) + ")", SessionURL: "https://sandbox.example/s/1"}
@@ -78,9 +87,12 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 				Runs: map[string]runs.Run{"r1": {ID: "r1", State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeOutsideCode, Cause: result.Cause, Dependency: result.Dependency}}}}),
 			"status comment, answer without a result block": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": unread}, Now: now}),
 			"alert comment, answer without a result block":  publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": unread}}),
-			"alert issue body":         alertIssueBody(alert),
-			"alert renotified comment": renotifiedComment(alert),
-			"alert recovered comment":  recoveredComment(alert),
+			"status comment, followed pull request":         publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": followed}, Now: now}),
+			"alert comment, followed pull request":          publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": followed}}),
+			"evidence check run summary":                    publish.RenderEvidence(evidence.JobFlaky, 77, review).Summary,
+			"alert issue body":                              alertIssueBody(alert),
+			"alert renotified comment":                      renotifiedComment(alert),
+			"alert recovered comment":                       recoveredComment(alert),
 		}
 		// The agent's report is kept as Markdown, so only its header is
 		// prose from outside; the report itself keeps no mention.
@@ -139,6 +151,7 @@ func unsafeMarkdown(md string) string {
 	// pitcrew's own folding of an answer, and the pull requests of the
 	// run's repository it links (built from the number, not copied)
 	md = regexp.MustCompile(`<details><summary>|</summary>|</details>`).ReplaceAllString(md, "")
+	md = regexp.MustCompile(`\[PR #\d+\]\(https://github\.com/hexpm/hexpm/pull/\d+\)`).ReplaceAllString(md, "")
 	md = regexp.MustCompile(`https://github\.com/hexpm/hexpm/pull/\d+`).ReplaceAllString(md, "")
 	for _, r := range md {
 		if r != '\u200b' && (unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && r != '\n')) {

@@ -13,12 +13,44 @@ import (
 	"github.com/pitcrew/pitcrew/runs"
 )
 
-// PullRequestMerged starts a slow-query report when a merged pull request
-// changed migrations, and posts it on the pull request.
-type PullRequestMerged struct{ Base }
+// PullRequest follows the pull requests agents opened (a push, a close or
+// a reopen is read again), and starts a slow-query report when a merged
+// pull request changed migrations, posted on the pull request.
+type PullRequest struct{ Base }
 
 // Handles implements githubapp.EventHandler.
-func (h *PullRequestMerged) Handles() []string { return []string{"pull_request"} }
+func (h *PullRequest) Handles() []string { return []string{"pull_request"} }
+
+// PullChange is a change of a pull request that a followed one is read
+// again for.
+type PullChange struct {
+	InstallationID int64
+	Repo           github.Repo
+	Number         int
+}
+
+// ParsePullChange reads a pull_request event; ok is false unless it is a
+// push to the pull request, a close or a reopen, for an installation.
+func ParsePullChange(payload []byte) (ev PullChange, ok bool, err error) {
+	var raw gogithub.PullRequestEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return PullChange{}, false, fmt.Errorf("decoding pull_request event: %w", err)
+	}
+	switch raw.GetAction() {
+	case "synchronize", "closed", "reopened":
+	default:
+		return PullChange{}, false, nil
+	}
+	n := raw.GetPullRequest().GetNumber()
+	if raw.GetInstallation().GetID() <= 0 || n <= 0 {
+		return PullChange{}, false, nil
+	}
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return PullChange{}, false, err
+	}
+	return PullChange{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Number: n}, true, nil
+}
 
 // MergedPull is a pull request that was merged.
 type MergedPull struct {
@@ -47,8 +79,18 @@ func ParseMergedPull(payload []byte) (ev MergedPull, ok bool, err error) {
 }
 
 // Handle implements githubapp.EventHandler. A merge without migrations
-// costs one API call: the list of its files.
-func (h *PullRequestMerged) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
+// costs one API call: the list of its files; a pull request no run opened
+// costs none.
+func (h *PullRequest) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
+	change, ok, err := ParsePullChange(payload)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	if ok {
+		if err := h.pullChanged(ctx, change); err != nil {
+			return err
+		}
+	}
 	ev, ok, err := ParseMergedPull(payload)
 	if err != nil {
 		return queue.Permanent(err)
@@ -75,4 +117,13 @@ func (h *PullRequestMerged) Handle(ctx context.Context, _, deliveryID string, pa
 	}
 	return h.profileMerge(ctx, gh, mergeSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
 		Commit: ev.MergeSHA, PR: ev.Number, Subject: runs.Subject{Repo: ev.Repo.String(), Issue: ev.Number}}, files, cfg)
+}
+
+// pullChanged reads a followed pull request again.
+func (h *PullRequest) pullChanged(ctx context.Context, ev PullChange) error {
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{reread: true})
 }

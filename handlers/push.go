@@ -15,7 +15,7 @@ import (
 
 // Push starts a slow-query report for migrations pushed straight to the
 // default branch, and posts it as a comment on the commit. Pushes that
-// come from merging a pull request are left to PullRequestMerged.
+// come from merging a pull request are left to PullRequest.
 type Push struct{ Base }
 
 // Handles implements githubapp.EventHandler.

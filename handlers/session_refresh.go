@@ -10,8 +10,8 @@ import (
 )
 
 // SessionRefresher reads a session from the sandbox API and, once it has
-// ended, records the outcome and edits the status comment of every issue
-// that shows the run.
+// ended, records the outcome, follows the pull request the run opened, and
+// edits the status comment of every issue that shows the run.
 type SessionRefresher struct{ Base }
 
 // Refresh works on one TaskSessionRefresh.
@@ -42,20 +42,31 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 			}
 		}
 	}
-	if run.Published {
+	if run.Published && !followsPull(run) {
 		return nil
 	}
-	return h.publishOutcome(ctx, run)
-}
-
-func (h *SessionRefresher) publishOutcome(ctx context.Context, run runs.Run) error {
 	gh, err := h.Clients.Installation(run.InstallationID)
 	if err != nil {
 		return err
 	}
+	// The pull request the run opened is read before the outcome is shown,
+	// so the first comment carries it. Reading it may fail; the outcome is
+	// shown all the same, and the retry reads it again.
+	var followErr error
+	if followsPull(run) {
+		if followed, err := h.followPull(ctx, gh, run); err != nil {
+			followErr = fmt.Errorf("following %s: %w", run.PullRequest(), err)
+		} else {
+			run = followed
+		}
+	}
 	if err := h.Publish.Subjects(ctx, gh, run, runs.Subject{}); err != nil {
 		return err
 	}
-	_, err = h.Ledger.Update(ctx, run, func(r *runs.Run) error { r.Published = true; return nil })
-	return err
+	if !run.Published {
+		if _, err := h.Ledger.Update(ctx, run, func(r *runs.Run) error { r.Published = true; return nil }); err != nil {
+			return err
+		}
+	}
+	return followErr
 }

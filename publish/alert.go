@@ -44,6 +44,9 @@ func RenderAlert(v runs.View) string {
 		}
 		b.WriteString("\n")
 	}
+	if line := pullLine(r); line != "" {
+		b.WriteString(strings.TrimPrefix(line, "\n") + "\n")
+	}
 	// The incident needs what the agent found, whatever its outcome.
 	b.WriteString(answerDetails("The agent's answer", r))
 	return b.String()

@@ -110,7 +110,7 @@ func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
 func describeResult(r runs.Run, link string) string {
 	res := r.Result
 	if res == nil {
-		return unreadResult(r, link) + "."
+		return unreadResult(r, link) + "." + pullLine(r)
 	}
 	var b strings.Builder
 	switch {
@@ -138,6 +138,7 @@ func describeResult(r runs.Run, link string) string {
 			fmt.Fprintf(&b, " (%d verification runs)", *res.Runs)
 		}
 	}
+	b.WriteString(pullLine(r))
 	return b.String()
 }
 

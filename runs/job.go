@@ -3,6 +3,8 @@ package runs
 import (
 	"fmt"
 	"time"
+
+	"github.com/pitcrew/pitcrew/evidence"
 )
 
 // View is what a status renderer reads: a subject's stored status, the
@@ -33,6 +35,9 @@ type Job struct {
 	Connections []string
 	// Render writes the status comment of a subject that shows its runs.
 	Render Renderer
+	// Evidence names the rules the diff of a pull request its runs open is
+	// checked with; "" follows no pull request.
+	Evidence evidence.Job
 }
 
 // Jobs finds a job by its kind.

@@ -53,9 +53,11 @@ type Run struct {
 	// result block.
 	Answer    string   `json:"answer,omitempty"`
 	AnswerPRs []string `json:"answer_prs,omitempty"`
-	Error     string   `json:"error,omitempty"`  // why the run failed, shown to users
-	Report    bool     `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
-	Published bool     `json:"published,omitempty"`
+	// PR is the pull request the run opened, as pitcrew follows it.
+	PR        *Pull  `json:"pr,omitempty"`
+	Error     string `json:"error,omitempty"`  // why the run failed, shown to users
+	Report    bool   `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
+	Published bool   `json:"published,omitempty"`
 
 	stored string // the body as read from the ledger, for Update's check
 	// subjects are the subjects that showed the run when Update wrote this

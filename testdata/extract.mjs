@@ -42,10 +42,12 @@ POST /repos/{owner}/{repo}/labels
 POST /repos/{owner}/{repo}/check-runs
 PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}
 GET /repos/{owner}/{repo}/commits/{ref}/check-runs
+GET /repos/{owner}/{repo}/commits/{ref}/check-suites
 GET /repos/{owner}/{repo}/check-suites/{check_suite_id}/check-runs
 GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations
 GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs
 GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs
+GET /repos/{owner}/{repo}/pulls/{pull_number}
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files
 POST /repos/{owner}/{repo}/commits/{commit_sha}/comments
 GET /repos/{owner}/{repo}/commits/{commit_sha}/comments
@@ -165,6 +167,9 @@ const WEBHOOKS = [
   ["workflow_run", "completed"],
   ["check_run", "completed"],
   ["pull_request", "closed"],
+  ["pull_request", "synchronize"],
+  ["pull_request_review", "submitted"],
+  ["check_suite", "completed"],
   ["push", null],
 ];
 

@@ -100,11 +100,14 @@ func (g *restGitHub) ChecksNamed(ctx context.Context, repo Repo, ref, name strin
 }
 
 func (g *restGitHub) CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error) {
-	completed, neutral := "completed", "neutral"
+	completed, conclusion := "completed", out.Conclusion
+	if conclusion == "" {
+		conclusion = "neutral"
+	}
 	opts := gogithub.CreateCheckRunOptions{
-		Name: out.Name, HeadSHA: sha, ExternalID: &out.ExternalID, Status: &completed, Conclusion: &neutral,
+		Name: out.Name, HeadSHA: sha, ExternalID: &out.ExternalID, Status: &completed, Conclusion: &conclusion,
 		CompletedAt: &gogithub.Timestamp{Time: time.Now()},
-		Output:      &gogithub.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
+		Output:      checkRunOutput(out),
 	}
 	if out.DetailsURL != "" {
 		opts.DetailsURL = &out.DetailsURL
@@ -117,9 +120,11 @@ func (g *restGitHub) CreateCheckRun(ctx context.Context, repo Repo, sha string, 
 }
 
 func (g *restGitHub) UpdateCheckRun(ctx context.Context, repo Repo, id int64, out CheckOutput) error {
-	_, _, err := g.c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, gogithub.UpdateCheckRunOptions{
-		Name: out.Name, Output: &gogithub.CheckRunOutput{Title: &out.Title, Summary: &out.Summary},
-	})
+	opts := gogithub.UpdateCheckRunOptions{Name: out.Name, Output: checkRunOutput(out)}
+	if out.Conclusion != "" {
+		opts.Conclusion = &out.Conclusion
+	}
+	_, _, err := g.c.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, opts)
 	if err != nil {
 		return fmt.Errorf("updating check run %d: %w", id, err)
 	}
@@ -151,4 +156,38 @@ func (g *restGitHub) CommitOnBranch(ctx context.Context, repo Repo, branch, sha 
 	}
 	// "behind" or "identical": the branch already holds every commit up to sha.
 	return cmp.GetStatus() == "behind" || cmp.GetStatus() == "identical", nil
+}
+
+// checkRunOutput is a check run's output with its annotations, each on one
+// line of its file (GitHub's fields; at most 50 are sent).
+func checkRunOutput(out CheckOutput) *gogithub.CheckRunOutput {
+	o := &gogithub.CheckRunOutput{Title: &out.Title, Summary: &out.Summary}
+	for i, a := range out.Annotations {
+		if i == 50 {
+			break
+		}
+		line, level := a.Line, a.Level
+		if line < 1 {
+			line = 1
+		}
+		o.Annotations = append(o.Annotations, &gogithub.CheckRunAnnotation{Path: gogithub.String(a.Path), StartLine: gogithub.Int(line), EndLine: gogithub.Int(line),
+			AnnotationLevel: gogithub.String(level), Message: gogithub.String(a.Message), Title: gogithub.String(a.Title)})
+	}
+	return o
+}
+
+func (g *restGitHub) HeadSuites(ctx context.Context, repo Repo, sha string) (map[string]string, error) {
+	res, _, err := g.c.Checks.ListCheckSuitesForRef(ctx, repo.Owner, repo.Name, sha, &gogithub.ListCheckSuiteOptions{ListOptions: gogithub.ListOptions{PerPage: 100}})
+	if err != nil {
+		return nil, fmt.Errorf("listing the check suites of %s: %w", sha, err)
+	}
+	out := map[string]string{}
+	for _, s := range res.CheckSuites {
+		// GitHub makes a suite for every app with checks access on each
+		// push; one that never ran a check run says nothing.
+		if s.GetLatestCheckRunsCount() > 0 {
+			out[s.GetApp().GetSlug()] = s.GetConclusion()
+		}
+	}
+	return out, nil
 }

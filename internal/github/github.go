@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/palantir/go-githubapp/appconfig"
 )
@@ -71,6 +72,11 @@ type Issues interface {
 
 // Pulls are pull requests, commits and their comments.
 type Pulls interface {
+	// PullRequest reads a pull request; ErrPullGone when it does not exist.
+	PullRequest(ctx context.Context, repo Repo, number int) (PullRequest, error)
+	// PullDiff reads a pull request's unified diff; ErrDiffTooLarge when
+	// GitHub will not produce it (over its own bounds).
+	PullDiff(ctx context.Context, repo Repo, number int) (string, error)
 	// ChangedFiles lists the files a pull request changed (all pages).
 	ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error)
 	// MergedPullFor returns the number of a merged pull request that
@@ -107,6 +113,9 @@ type Checks interface {
 	// ChecksNamed lists the completed check runs named name on ref, from
 	// every attempt (filter=all).
 	ChecksNamed(ctx context.Context, repo Repo, ref, name string) ([]CICheck, error)
+	// HeadSuites lists the check suites on a commit that ran check runs,
+	// by the app that ran them: its conclusion, "" while it runs.
+	HeadSuites(ctx context.Context, repo Repo, sha string) (map[string]string, error)
 	// CreateCheckRun creates a completed check run on a commit.
 	CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error)
 	// UpdateCheckRun replaces a check run's output.
@@ -137,6 +146,7 @@ type Annotation struct {
 	Line    int
 	Level   string // notice, warning, failure
 	Message string
+	Title   string // pitcrew's own annotations only
 }
 
 // CICheck is a CI's check run with the text it reported.
@@ -146,10 +156,29 @@ type CICheck struct {
 	Text       string // output summary and text, as the log of the run
 }
 
-// CheckOutput is what pitcrew's check run shows.
+// CheckOutput is what pitcrew's check run shows. Conclusion is neutral
+// unless set (pitcrew's checks inform; they never fail a merge).
 type CheckOutput struct {
 	Name, ExternalID, Title, Summary, DetailsURL string
+	Conclusion                                   string
+	Annotations                                  []Annotation // at most 50 (GitHub's limit per request)
 }
+
+// PullRequest is a pull request as pitcrew follows it.
+type PullRequest struct {
+	Number   int
+	State    string // open or closed
+	Merged   bool
+	MergedAt time.Time
+	HeadSHA  string
+	HeadRepo string // owner/name the head branch is in (a fork's for a fork)
+}
+
+// ErrPullGone means the pull request does not exist (any more).
+var ErrPullGone = errors.New("the pull request does not exist")
+
+// ErrDiffTooLarge means GitHub refused to produce a pull request's diff.
+var ErrDiffTooLarge = errors.New("the pull request's diff is too large for GitHub to produce")
 
 // ErrCommentGone means a status comment was deleted by someone.
 var ErrCommentGone = errors.New("comment no longer exists")

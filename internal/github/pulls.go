@@ -74,3 +74,28 @@ func (g *restGitHub) FindCommitComment(ctx context.Context, repo Repo, sha, mark
 	}
 	return 0, nil
 }
+
+func (g *restGitHub) PullRequest(ctx context.Context, repo Repo, number int) (PullRequest, error) {
+	pr, _, err := g.c.PullRequests.Get(ctx, repo.Owner, repo.Name, number)
+	if isStatus(err, http.StatusNotFound) {
+		return PullRequest{}, ErrPullGone
+	}
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("reading %s#%d: %w", repo, number, err)
+	}
+	return PullRequest{Number: pr.GetNumber(), State: pr.GetState(), Merged: pr.GetMerged(), MergedAt: pr.GetMergedAt().Time,
+		HeadSHA: pr.GetHead().GetSHA(), HeadRepo: pr.GetHead().GetRepo().GetFullName()}, nil
+}
+
+func (g *restGitHub) PullDiff(ctx context.Context, repo Repo, number int) (string, error) {
+	diff, _, err := g.c.PullRequests.GetRaw(ctx, repo.Owner, repo.Name, number, gogithub.RawOptions{Type: gogithub.Diff})
+	switch {
+	case isStatus(err, http.StatusNotFound):
+		return "", ErrPullGone
+	case isStatus(err, http.StatusNotAcceptable), isStatus(err, http.StatusUnprocessableEntity):
+		return "", ErrDiffTooLarge // "the diff exceeded the maximum number of files/lines"
+	case err != nil:
+		return "", fmt.Errorf("reading the diff of %s#%d: %w", repo, number, err)
+	}
+	return diff, nil
+}

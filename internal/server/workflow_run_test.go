@@ -69,7 +69,7 @@ func TestRerunPassedWorkflowStartsOneFixPerTest(t *testing.T) {
 	}
 	h.eventually("the outcome in the first check run", func() bool {
 		s := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
-		return strings.Count(s, "pull/1234") == 2
+		return strings.Count(s, "fixed in https://github.com/hexpm/hexpm/pull/1234") == 2
 	})
 	if n := h.gh.Count("POST /repos/{owner}/{repo}/check-runs"); n != 2 {
 		t.Fatalf("%d check runs created, want one per CI run", n)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -220,4 +221,42 @@ func DeliveryID() string {
 	defer deliverySeq.Unlock()
 	deliverySeq.n++
 	return fmt.Sprintf("72d3162e-cc78-11e3-81ab-%012d", deliverySeq.n)
+}
+
+// PullSyncEvent is the pull_request.synchronize example: a push to pull
+// request number of hexpm/hexpm, now at head.
+func PullSyncEvent(t testing.TB, number int, head string) []byte {
+	return Event(t, "pull_request.synchronize.json", func(ev map[string]any) {
+		ev["number"] = number
+		pr := ev["pull_request"].(map[string]any)
+		pr["number"] = number
+		pr["head"].(map[string]any)["sha"] = head
+	})
+}
+
+// CheckSuiteEvent is the check_suite.completed example: app's suite
+// concluded on head, a commit of pull requests prs.
+func CheckSuiteEvent(t testing.TB, head, app, conclusion string, prs ...int) []byte {
+	return Event(t, "check_suite.completed.json", func(ev map[string]any) {
+		s := ev["check_suite"].(map[string]any)
+		s["head_sha"], s["conclusion"] = head, conclusion
+		s["app"].(map[string]any)["slug"] = app
+		var list []any
+		for _, n := range prs {
+			list = append(list, map[string]any{"number": n, "id": 1000 + n, "url": "https://api.github.com/repos/hexpm/hexpm/pulls/" + strconv.Itoa(n),
+				"head": map[string]any{"sha": head, "ref": "pitcrew/fix"}, "base": map[string]any{"sha": HeadSHA, "ref": "main"}})
+		}
+		s["pull_requests"] = list
+	})
+}
+
+// ReviewEvent is the pull_request_review.submitted example: reviewer left
+// a review in state (approved, changes_requested, commented) on number.
+func ReviewEvent(t testing.TB, number int, reviewer, state string) []byte {
+	return Event(t, "pull_request_review.submitted.json", func(ev map[string]any) {
+		r := ev["review"].(map[string]any)
+		r["state"] = state
+		r["user"].(map[string]any)["login"] = reviewer
+		ev["pull_request"].(map[string]any)["number"] = number
+	})
 }

@@ -61,6 +61,9 @@ type GitHub struct {
 	checkRuns    []map[string]any
 	issues       map[int]map[string]any
 	pullFiles    map[int][]map[string]any    // pull number → files
+	pulls        map[int]map[string]any      // pull number → the pull request
+	diffs        map[int]string              // pull number → its unified diff
+	headSuites   map[string][]map[string]any // commit → check suites
 	pullsOf      map[string][]map[string]any // commit → pull requests
 	commitNotes  map[int64]*Comment          // commit comments (Repo holds the SHA)
 	notInstalled map[string]bool
@@ -84,7 +87,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pulls: map[int]map[string]any{}, diffs: map[int]string{}, headSuites: map[string][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -155,6 +158,35 @@ func (g *GitHub) SetPullFiles(number int, files ...string) {
 		out = append(out, file)
 	}
 	g.pullFiles[number] = out
+}
+
+// SetPull makes pull request number of hexpm/hexpm exist with its head
+// commit, state and diff; merged sets merged_at.
+func (g *GitHub) SetPull(number int, head, state string, merged bool, diff string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var mergedAt any
+	if merged {
+		mergedAt = "2026-12-02T10:00:00Z"
+	}
+	repo := map[string]any{"full_name": "hexpm/hexpm", "name": "hexpm", "owner": map[string]any{"login": "hexpm"}}
+	g.pulls[number] = map[string]any{"number": number, "state": state, "merged": merged, "merged_at": mergedAt,
+		"html_url": fmt.Sprintf("https://github.com/hexpm/hexpm/pull/%d", number),
+		"head":     map[string]any{"sha": head, "ref": "pitcrew/fix", "repo": repo}, "base": map[string]any{"sha": "0000000000000000000000000000000000000000", "ref": "main", "repo": repo}}
+	g.diffs[number] = diff
+}
+
+// SetHeadSuite adds a check suite of app on commit sha (conclusion ""
+// while it runs) that ran one check run.
+func (g *GitHub) SetHeadSuite(sha, app, conclusion string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	status, c := "completed", any(conclusion)
+	if conclusion == "" {
+		status, c = "in_progress", nil
+	}
+	g.headSuites[sha] = append(g.headSuites[sha], map[string]any{"id": 700 + len(g.headSuites[sha]), "head_sha": sha, "status": status, "conclusion": c,
+		"app": map[string]any{"slug": app}, "latest_check_runs_count": 1})
 }
 
 // Delivery is one attempt in the fake's webhook delivery log.
@@ -391,6 +423,12 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, string(to), status)
 		return
 	}
+	if text, ok := resp.(rawText); ok {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, string(text))
+		return
+	}
 	if pg, ok := resp.(paged); ok {
 		if pg.next != "" {
 			w.Header().Set("Link", `<`+pg.next+`>; rel="next"`)
@@ -403,6 +441,9 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 type redirect string
+
+// rawText is an answer sent as it is, not as JSON (a diff).
+type rawText string
 
 // serveManifestForm plays github.com's side of the app-manifest flow: it
 // takes the posted manifest, "creates" the app, and sends the browser back
@@ -615,6 +656,22 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 			is[k] = v
 		}
 		return 200, is
+	case "GET /repos/{owner}/{repo}/commits/{ref}/check-suites":
+		var suites []map[string]any
+		for _, s := range g.headSuites[p["ref"]] {
+			suites = append(suites, s)
+		}
+		return 200, map[string]any{"total_count": len(suites), "check_suites": suites}
+	case "GET /repos/{owner}/{repo}/pulls/{pull_number}":
+		n, _ := strconv.Atoi(p["pull_number"])
+		pr, ok := g.pulls[n]
+		if !ok {
+			return notFound()
+		}
+		if strings.Contains(r.Header.Get("Accept"), "diff") {
+			return 200, rawText(g.diffs[n])
+		}
+		return 200, pr
 	case "GET /repos/{owner}/{repo}/pulls/{pull_number}/files":
 		n, _ := strconv.Atoi(p["pull_number"])
 		return 200, g.page(r, g.pullFiles[n])

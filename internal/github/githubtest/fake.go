@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +54,12 @@ type Fake struct {
 	annotations map[int64][]github.Annotation
 
 	labels map[string]bool
+
+	// Pulls are the pull requests the fake knows, and their diffs.
+	Pulls map[int]github.PullRequest
+	Diffs map[int]string
+	// Suites are the check suites on every head: app slug → conclusion.
+	Suites map[string]string
 
 	Comments []Comment
 	Issues   []Issue
@@ -201,6 +208,28 @@ func (f *Fake) ChangedFiles(context.Context, github.Repo, int) ([]github.Changed
 	return nil, nil
 }
 
+// PullRequest implements github.Pulls from Pulls.
+func (f *Fake) PullRequest(_ context.Context, _ github.Repo, number int) (github.PullRequest, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pr, ok := f.Pulls[number]
+	if !ok {
+		return github.PullRequest{}, github.ErrPullGone
+	}
+	return pr, nil
+}
+
+// PullDiff implements github.Pulls from Diffs.
+func (f *Fake) PullDiff(_ context.Context, _ github.Repo, number int) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.Diffs[number]
+	if !ok {
+		return "", github.ErrPullGone
+	}
+	return d, nil
+}
+
 // MergedPullFor implements github.Pulls.
 func (f *Fake) MergedPullFor(context.Context, github.Repo, string) (int, error) { return 0, nil }
 
@@ -308,6 +337,13 @@ func (f *Fake) CheckRunAnnotations(_ context.Context, _ github.Repo, id int64) (
 // ChecksNamed implements github.Checks.
 func (f *Fake) ChecksNamed(context.Context, github.Repo, string, string) ([]github.CICheck, error) {
 	return nil, nil
+}
+
+// HeadSuites implements github.Checks from Suites.
+func (f *Fake) HeadSuites(context.Context, github.Repo, string) (map[string]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.Suites), nil
 }
 
 // CreateCheckRun implements github.Checks.

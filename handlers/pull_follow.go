@@ -1,0 +1,154 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// The pull request a run opened is followed: read when the run ends, then
+// updated by its events (pushes, CI, reviews, merge). This is the step
+// they share.
+
+// followsPull reports whether run names a pull request of its repository
+// that its job follows and pitcrew does not follow yet.
+func followsPull(run runs.Run) bool {
+	return run.State.Terminal() && run.PR == nil && jobOf(run.Kind).Evidence != "" && runs.PullNumber(run.PullRequest(), run.Repo) > 0
+}
+
+// pullNews is what an event says of a followed pull request; reread says
+// the pull request (and, on a new head, its diff) must be read again.
+type pullNews struct {
+	reread bool
+	apply  func(*runs.Pull)
+}
+
+// followPull starts following the pull request run names: remembers it as
+// the run's, then reads it (pullRead). The caller shows the run.
+func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (runs.Run, error) {
+	n := runs.PullNumber(run.PullRequest(), run.Repo)
+	if err := b.Ledger.FollowPull(ctx, run.Repo, n, run.ID); err != nil {
+		return run, err
+	}
+	return b.pullRead(ctx, gh, run.ID, n, pullNews{reread: true})
+}
+
+// updatePull applies an event's news to the pull request number of repo,
+// if a run follows it, and shows the run where it is shown.
+func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Repo, number int, news pullNews) error {
+	runID, err := b.Ledger.PullRun(ctx, repo.String(), number)
+	if err != nil || runID == "" {
+		return err
+	}
+	run, err := b.pullRead(ctx, gh, runID, number, news)
+	if err != nil {
+		return err
+	}
+	return b.Publish.Subjects(ctx, gh, run, runs.Subject{})
+}
+
+// pullRead updates the run's pull request under the pull request's lock,
+// on the run as stored: the news first, then, when asked, the pull
+// request, its check suites and, for a head not checked yet, its diff
+// with the "pitcrew / evidence" check run on that head.
+func (b *Base) pullRead(ctx context.Context, gh github.Client, runID string, number int, news pullNews) (runs.Run, error) {
+	run, err := b.Ledger.Get(ctx, runID)
+	if err != nil {
+		return runs.Run{}, err
+	}
+	unlock, err := b.Ledger.Lock(ctx, fmt.Sprintf("pull:%s#%d", strings.ToLower(run.Repo), number), time.Minute, 2*time.Minute)
+	if err != nil {
+		return run, err
+	}
+	defer unlock()
+	if run, err = b.Ledger.Get(ctx, runID); err != nil {
+		return run, err
+	}
+	repo, err := github.ParseRepo(run.Repo)
+	if err != nil {
+		return run, err
+	}
+	p := runs.Pull{Number: number, URL: fmt.Sprintf("https://github.com/%s/pull/%d", run.Repo, number), State: runs.PullOpen}
+	if run.PR != nil {
+		p = *run.PR
+	}
+	if news.apply != nil {
+		news.apply(&p)
+	}
+	if news.reread || run.PR == nil {
+		if err := b.readPull(ctx, gh, repo, jobOf(run.Kind).Evidence, &p); err != nil {
+			return run, err
+		}
+	}
+	return b.Ledger.Update(ctx, run, func(r *runs.Run) error { r.PR = &p; return nil })
+}
+
+// readPull reads the pull request, and, on a head it has not seen, the
+// head's check suites and the diff, whose review it posts as the
+// evidence check run.
+func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo, job evidence.Job, p *runs.Pull) error {
+	pr, err := gh.PullRequest(ctx, repo, p.Number)
+	if errors.Is(err, github.ErrPullGone) {
+		p.State = runs.PullGone
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case pr.Merged:
+		p.State, p.MergedAt = runs.PullMerged, pr.MergedAt
+	case pr.State == "closed":
+		p.State = runs.PullClosed
+	default:
+		p.State = runs.PullOpen
+	}
+	if pr.HeadSHA == "" || pr.HeadSHA == p.Checked {
+		return nil
+	}
+	if pr.HeadSHA != p.Head {
+		p.Head = pr.HeadSHA
+		suites, err := gh.HeadSuites(ctx, repo, p.Head)
+		if err != nil {
+			return err
+		}
+		delete(suites, b.AppSlug) // pitcrew's own check runs are not the CI
+		p.Suites = suites
+	}
+	review, err := checkDiff(ctx, gh, repo, p.Number, job)
+	if err != nil {
+		return err
+	}
+	id, err := gh.CreateCheckRun(ctx, repo, p.Head, publish.RenderEvidence(job, p.Number, review))
+	if err != nil {
+		return err
+	}
+	p.SetEvidence(p.Head, review, id)
+	return nil
+}
+
+// checkDiff reviews a pull request's diff with the job's rules.
+func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, number int, job evidence.Job) (evidence.Review, error) {
+	diff, err := gh.PullDiff(ctx, repo, number)
+	if errors.Is(err, github.ErrDiffTooLarge) {
+		return evidence.Review{Verdict: evidence.VerdictNote, Findings: []evidence.Finding{}, NotChecked: "not checked: GitHub will not produce a diff this large"}, nil
+	}
+	if err != nil {
+		return evidence.Review{}, err
+	}
+	d, err := evidence.ParseDiff(strings.NewReader(diff))
+	if errors.Is(err, evidence.ErrNotADiff) {
+		d, err = evidence.Diff{}, nil // a pull request without changes
+	}
+	if err != nil {
+		return evidence.Review{}, err
+	}
+	return evidence.Check(d, job), nil
+}

@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	gogithub "github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// PullRequestReview records reviews of a pull request an agent opened:
+// each reviewer's latest approval or request for changes.
+type PullRequestReview struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *PullRequestReview) Handles() []string { return []string{"pull_request_review"} }
+
+// Review is a review someone submitted or dismissed.
+type Review struct {
+	InstallationID int64
+	Repo           github.Repo
+	Number         int
+	Reviewer       string
+	State          string // approved, changes_requested, commented, dismissed
+}
+
+// ParseReview reads a pull_request_review event; ok is false unless a
+// person submitted or dismissed a review, for an installation.
+func ParseReview(payload []byte) (ev Review, ok bool, err error) {
+	var raw gogithub.PullRequestReviewEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return Review{}, false, fmt.Errorf("decoding pull_request_review event: %w", err)
+	}
+	r, user := raw.GetReview(), raw.GetReview().GetUser()
+	state := strings.ToLower(r.GetState())
+	if raw.GetAction() == "dismissed" {
+		state = "dismissed"
+	}
+	if (raw.GetAction() != "submitted" && raw.GetAction() != "dismissed") || raw.GetInstallation().GetID() <= 0 || raw.GetPullRequest().GetNumber() <= 0 ||
+		user.GetLogin() == "" || user.GetType() == "Bot" {
+		return Review{}, false, nil
+	}
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return Review{}, false, err
+	}
+	return Review{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Number: raw.GetPullRequest().GetNumber(), Reviewer: user.GetLogin(), State: state}, true, nil
+}
+
+// Handle implements githubapp.EventHandler. A comment-only review changes
+// nothing shown, and costs nothing.
+func (h *PullRequestReview) Handle(ctx context.Context, _, _ string, payload []byte) error {
+	ev, ok, err := ParseReview(payload)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	if !ok || ev.State == "commented" {
+		return nil
+	}
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) {
+		if p.Reviews == nil {
+			p.Reviews = map[string]string{}
+		}
+		if ev.State == "dismissed" {
+			delete(p.Reviews, ev.Reviewer)
+			return
+		}
+		if _, known := p.Reviews[ev.Reviewer]; known || len(p.Reviews) < maxReviewers {
+			p.Reviews[ev.Reviewer] = ev.State
+		}
+	}})
+}
+
+// maxReviewers bounds the reviewers a followed pull request remembers.
+const maxReviewers = 20

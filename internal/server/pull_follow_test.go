@@ -1,0 +1,110 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+// evidenceRuns are the "pitcrew / evidence" check runs, in order.
+func (h *harness) evidenceRuns() []map[string]any {
+	var out []map[string]any
+	for _, c := range h.gh.CheckRuns() {
+		if c["name"] == publish.EvidenceCheckName {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func diffSample(t *testing.T, name string) string {
+	b, err := os.ReadFile(testenv.Path("evidence", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The pull request a fix run opened is followed from the run's end to its
+// merge: its diff checked on each head (a check run with annotations),
+// its CI, its reviews and its merge shown on the issue's status comment.
+func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
+	h := newHarness(t, true)
+	const head1, head2 = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	h.gh.SetPull(1234, head1, "open", false, diffSample(t, "flaky/sleep_added.diff"))
+	h.gh.SetHeadSuite(head1, "github-actions", "")
+	h.startOne(30)
+	before := len(h.gh.Requests())
+	h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
+	h.eventually("the pull request on the status comment", h.commentContains(30, "· CI running · evidence: 1 concern"))
+
+	body := h.statusComment(30).Body
+	for _, want := range []string{"[PR #1234](https://github.com/hexpm/hexpm/pull/1234)", "`test/hexpm/repository/package_search_test.exs:42` concern `+ Process.sleep(200)`: a sleep waits"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("status comment lacks %q:\n%s", want, body)
+		}
+	}
+	checks := h.evidenceRuns()
+	if len(checks) != 1 || checks[0]["head_sha"] != head1 || checks[0]["conclusion"] != "neutral" {
+		t.Fatalf("evidence check runs: %+v", checks)
+	}
+	out, _ := json.Marshal(checks[0]["output"])
+	if !strings.Contains(string(out), `"annotation_level":"warning"`) || !strings.Contains(string(out), `"start_line":42`) || !strings.Contains(string(out), `"title":"sleep-added"`) {
+		t.Fatalf("evidence output: %s", out)
+	}
+	calls := map[string]int{}
+	for _, r := range h.gh.Requests()[before:] {
+		if !strings.HasSuffix(r.Operation, "/access_tokens") {
+			calls[r.Method+" "+r.Operation]++
+		}
+	}
+	t.Logf("GitHub calls to report the outcome and follow the pull request: %v", calls)
+
+	// The CI finishes on the head: the comment says so.
+	h.deliver("check_suite", testenv.DeliveryID(), testenv.CheckSuiteEvent(t, head1, "github-actions", "success", 1234))
+	h.eventually("CI passed", h.commentContains(30, "· CI passed · evidence: 1 concern"))
+	// A suite of pitcrew's own check runs is not the CI.
+	h.deliver("check_suite", testenv.DeliveryID(), testenv.CheckSuiteEvent(t, head1, "pitcrew", "neutral", 1234))
+
+	// A push replaces the sleep with a real fix: checked again, on the new head.
+	h.gh.SetPull(1234, head2, "open", false, diffSample(t, "flaky/real_fix_sync.diff"))
+	h.deliver("pull_request", testenv.DeliveryID(), testenv.PullSyncEvent(t, 1234, head2))
+	h.eventually("the new head checked", h.commentContains(30, "· CI not reported yet · evidence: clean"))
+	if checks := h.evidenceRuns(); len(checks) != 2 || checks[1]["head_sha"] != head2 || checks[1]["conclusion"] != "success" {
+		t.Fatalf("evidence check runs after the push: %+v", checks)
+	}
+
+	h.deliver("pull_request_review", testenv.DeliveryID(), testenv.ReviewEvent(t, 1234, "alice", "approved"))
+	h.eventually("approved", h.commentContains(30, "· evidence: clean · approved"))
+
+	h.gh.SetPull(1234, head2, "closed", true, diffSample(t, "flaky/real_fix_sync.diff"))
+	h.deliver("pull_request", testenv.DeliveryID(), testenv.Event(t, "pull_request.closed.json", func(ev map[string]any) {
+		pr := ev["pull_request"].(map[string]any)
+		pr["number"], pr["merged"] = 1234, true
+	}))
+	h.eventually("merged", h.commentContains(30, "· approved · merged 2 Dec"))
+	if n := len(h.evidenceRuns()); n != 2 {
+		t.Fatalf("%d evidence check runs: a merge of a checked head checks nothing again", n)
+	}
+}
+
+// A pull request that does not exist is said plainly; one of a pull
+// request no run opened costs nothing.
+func TestAPullRequestThatIsGoneOrNotOursIsHandledQuietly(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(31)
+	h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
+	h.eventually("the pull request gone", h.commentContains(31, "[PR #1234](https://github.com/hexpm/hexpm/pull/1234) no longer exists."))
+	before := len(h.gh.Requests())
+	h.deliver("pull_request", testenv.DeliveryID(), testenv.PullSyncEvent(t, 999, "3333333333333333333333333333333333333333"))
+	h.deliver("check_suite", testenv.DeliveryID(), testenv.CheckSuiteEvent(t, "3333333333333333333333333333333333333333", "github-actions", "failure", 999))
+	h.eventually("both handled", func() bool { return strings.Count(h.logs.String(), `"message":"delivery handled"`) >= 3 })
+	if n := len(h.gh.Requests()) - before; n != 0 {
+		t.Fatalf("%d GitHub calls for events of a pull request pitcrew does not follow", n)
+	}
+}

@@ -1,0 +1,125 @@
+package publish
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// EvidenceCheckName is the check run pitcrew puts on the head of an
+// agent's pull request.
+const EvidenceCheckName = "pitcrew / evidence"
+
+// pullLine sums up the pull request a run opened, as pitcrew follows it:
+// "PR #77 · CI passed · evidence: 1 concern · approved · merged 2 Dec",
+// then the first findings of its diff. "" when the run follows none.
+func pullLine(r runs.Run) string {
+	p := r.PR
+	if p == nil {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("[PR #%d](%s)", p.Number, p.URL)}
+	if p.State == runs.PullGone {
+		return "\n  - " + parts[0] + " no longer exists."
+	}
+	switch ci := p.CI(); ci {
+	case "":
+		parts = append(parts, "CI not reported yet")
+	default:
+		parts = append(parts, "CI "+ci)
+	}
+	parts = append(parts, "evidence: "+evidenceWords(p.Verdict, p.NotChecked, p.Concerns, p.Notes))
+	if rv := p.Review(); rv != "" {
+		parts = append(parts, rv)
+	}
+	switch p.State {
+	case runs.PullMerged:
+		parts = append(parts, "merged "+p.MergedAt.UTC().Format("2 Jan"))
+	case runs.PullClosed:
+		parts = append(parts, "closed without merging")
+	}
+	var b strings.Builder
+	b.WriteString("\n  - " + strings.Join(parts, " · "))
+	for _, f := range p.Findings {
+		b.WriteString("\n    - " + findingLine(f))
+	}
+	if more := p.Concerns + p.Notes - len(p.Findings); more > 0 {
+		fmt.Fprintf(&b, "\n    - and %d more on the %s check run", more, Code(EvidenceCheckName, 40))
+	}
+	return b.String()
+}
+
+func evidenceWords(v evidence.Verdict, notChecked string, concerns, notes int) string {
+	switch {
+	case notChecked != "":
+		return Text(notChecked, 200)
+	case v == "":
+		return "not read yet"
+	case v == evidence.VerdictClean:
+		return "clean"
+	}
+	var w []string
+	if concerns > 0 {
+		w = append(w, fmt.Sprintf("%d %s", concerns, Plural(concerns, "concern", "concerns")))
+	}
+	if notes > 0 {
+		w = append(w, fmt.Sprintf("%d %s", notes, Plural(notes, "note", "notes")))
+	}
+	return strings.Join(w, ", ")
+}
+
+// findingLine is one finding for a comment: where, what, why.
+func findingLine(f evidence.Finding) string {
+	return fmt.Sprintf("%s %s %s: %s", Code(fmt.Sprintf("%s:%d", f.File, f.Line), 200), f.Severity, Code(f.Text, 200), Text(f.Why, 300))
+}
+
+// RenderEvidence writes the "pitcrew / evidence" check run of a pull
+// request's head: title, summary, an annotation on each finding's line,
+// and its conclusion: success when clean, neutral otherwise (it informs a
+// reviewer; it never blocks a merge).
+func RenderEvidence(job evidence.Job, pr int, r evidence.Review) github.CheckOutput {
+	concerns, others := 0, 0
+	for _, f := range r.Findings {
+		if f.Severity == evidence.Concern {
+			concerns++
+		} else {
+			others++
+		}
+	}
+	out := github.CheckOutput{Name: EvidenceCheckName, ExternalID: fmt.Sprintf("evidence:%d", pr), Conclusion: "neutral",
+		Title: "Evidence: " + evidenceWords(r.Verdict, r.NotChecked, concerns, others)}
+	var b strings.Builder
+	what := map[evidence.Job]string{evidence.JobFlaky: "a flaky-test fix: no longer waits, retries, skips or tests less",
+		evidence.JobAlert: "an alert fix: no loosened authorization, ownership or billing check, no changed default, no deleted test"}[job]
+	fmt.Fprintf(&b, "pitcrew read this pull request's diff as a reviewer of %s. This check informs; it never blocks a merge.\n\n", what)
+	switch {
+	case r.NotChecked != "":
+		b.WriteString(Text(r.NotChecked, 300) + ".\n")
+	case len(r.Findings) == 0:
+		b.WriteString("Nothing in the diff looks like what the job must not do.\n")
+	default:
+		for _, f := range r.Findings {
+			b.WriteString("- " + findingLine(f) + "\n")
+		}
+	}
+	if r.Verdict == evidence.VerdictClean && r.NotChecked == "" {
+		out.Conclusion = "success"
+	}
+	for _, f := range r.Findings {
+		if f.Line <= 0 {
+			continue
+		}
+		level := "notice"
+		if f.Severity == evidence.Concern {
+			level = "warning"
+		}
+		// Annotation messages are plain text: Line only drops what is not
+		// shown and keeps it to one line.
+		out.Annotations = append(out.Annotations, github.Annotation{Path: f.File, Line: f.Line, Level: level, Title: f.Rule, Message: Line(f.Why+" · "+f.Text, 1000)})
+	}
+	out.Summary = Clip(b.String(), maxCheckSummary)
+	return out
+}

@@ -1,0 +1,95 @@
+package publish
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+func TestTheFollowedPullRequestIsSummedUp(t *testing.T) {
+	concern := evidence.Finding{Rule: "sleep-added", Severity: evidence.Concern, File: "test/a_test.exs", Line: 12, Text: "+ Process.sleep(200)", Why: "a sleep waits"}
+	note := evidence.Finding{Rule: "async-disabled", Severity: evidence.Note, File: "test/b_test.exs", Line: 2, Text: "+ use Hexpm.DataCase", Why: "runs alone"}
+	pr := func(change func(*runs.Pull)) *runs.Pull {
+		p := &runs.Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: runs.PullOpen, Head: "h"}
+		p.SetEvidence("h", evidence.Review{Verdict: evidence.VerdictConcern, Findings: []evidence.Finding{concern, note}}, 9)
+		if change != nil {
+			change(p)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		pr   *runs.Pull
+		want []string
+	}{
+		{"open, CI running", pr(func(p *runs.Pull) { p.Suites = map[string]string{"github-actions": "", "circleci-checks": "success"} }),
+			[]string{"[PR #77](https://github.com/hexpm/hexpm/pull/77) · CI running · evidence: 1 concern, 1 note", "`test/a_test.exs:12` concern `+ Process.sleep(200)`: a sleep waits", "`test/b_test.exs:2` note"}},
+		{"CI failed, changes requested", pr(func(p *runs.Pull) {
+			p.Suites = map[string]string{"github-actions": "failure", "circleci-checks": "success"}
+			p.Reviews = map[string]string{"alice": "approved", "bob": "changes_requested"}
+		}), []string{"· CI failed · evidence: 1 concern, 1 note · changes requested"}},
+		{"merged", pr(func(p *runs.Pull) {
+			p.Suites, p.Reviews = map[string]string{"github-actions": "success"}, map[string]string{"alice": "approved"}
+			p.State, p.MergedAt = runs.PullMerged, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+		}), []string{"· CI passed · evidence: 1 concern, 1 note · approved · merged 2 Dec"}},
+		{"closed", pr(func(p *runs.Pull) { p.State = runs.PullClosed }), []string{"· CI not reported yet · evidence: 1 concern, 1 note · closed without merging"}},
+		{"gone", pr(func(p *runs.Pull) { p.State = runs.PullGone }), []string{"[PR #77](https://github.com/hexpm/hexpm/pull/77) no longer exists."}},
+		{"too large", pr(func(p *runs.Pull) {
+			p.SetEvidence("h", evidence.Review{Verdict: evidence.VerdictNote, NotChecked: "not checked: too large (301 files, 40 changed lines read; the bounds are 300 files and 20000 changed lines)"}, 9)
+		}), []string{"evidence: not checked: too large (301 files"}},
+		{"more findings than kept", pr(func(p *runs.Pull) {
+			var many []evidence.Finding
+			for i := 0; i < 8; i++ {
+				many = append(many, concern)
+			}
+			p.SetEvidence("h", evidence.Review{Verdict: evidence.VerdictConcern, Findings: many}, 9)
+		}), []string{"evidence: 8 concerns", "and 3 more on the `pitcrew / evidence` check run"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runs.Run{State: runs.Completed, PR: c.pr, Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: c.pr.URL}}
+			body := RenderStatus(runs.View{Status: runs.Status{Label: "flaky", Entries: []runs.Entry{{About: "test/a_test.exs:1", RunID: "r", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r": r}})
+			for _, w := range c.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("lacks %q:\n%s", w, body)
+				}
+			}
+			if alert := RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{RunID: "r", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r": r}}); !strings.Contains(alert, c.want[0]) {
+				t.Errorf("the alert comment lacks %q:\n%s", c.want[0], alert)
+			}
+		})
+	}
+}
+
+func TestTheEvidenceCheckRunInformsAndNeverBlocks(t *testing.T) {
+	concern := evidence.Finding{Rule: "plug-removed", Severity: evidence.Concern, File: "lib/hexpm_web/router.ex", Line: 4, Text: "- plug :authorize", Why: "the plug no longer runs"}
+	note := evidence.Finding{Rule: "async-disabled", Severity: evidence.Note, File: "test/b_test.exs", Line: 2, Text: "+ use X", Why: "runs alone"}
+	whole := evidence.Finding{Rule: "test-deleted", Severity: evidence.Concern, File: "test/c_test.exs", Why: "the whole test file is deleted"}
+	for _, c := range []struct {
+		name                      string
+		review                    evidence.Review
+		title, conclusion, levels string
+	}{
+		{"a concern", evidence.Review{Verdict: evidence.VerdictConcern, Findings: []evidence.Finding{concern, note, whole}}, "Evidence: 2 concerns, 1 note", "neutral", "warning notice"},
+		{"a note", evidence.Review{Verdict: evidence.VerdictNote, Findings: []evidence.Finding{note}}, "Evidence: 1 note", "neutral", "notice"},
+		{"clean", evidence.Review{Verdict: evidence.VerdictClean}, "Evidence: clean", "success", ""},
+		{"too large", evidence.Review{Verdict: evidence.VerdictNote, NotChecked: "not checked: too large"}, "Evidence: not checked: too large", "neutral", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := RenderEvidence(evidence.JobAlert, 77, c.review)
+			var levels []string
+			for _, a := range out.Annotations {
+				levels = append(levels, a.Level)
+				if a.Line < 1 || a.Title == "" || a.Message == "" {
+					t.Errorf("annotation %+v", a)
+				}
+			}
+			if out.Name != EvidenceCheckName || out.Title != c.title || out.Conclusion != c.conclusion || strings.Join(levels, " ") != c.levels || !strings.Contains(out.Summary, "never blocks a merge") {
+				t.Fatalf("%+v", out)
+			}
+		})
+	}
+}

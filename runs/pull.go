@@ -1,0 +1,133 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pitcrew/pitcrew/evidence"
+)
+
+// Pull is the pull request a run opened, as pitcrew follows it: what it
+// last read of the pull request, of the CI and reviews on its head, and of
+// its diff (evidence).
+type Pull struct {
+	Number   int       `json:"number"`
+	URL      string    `json:"url"`
+	Head     string    `json:"head,omitempty"`
+	State    string    `json:"state"` // PullOpen, PullMerged, PullClosed or PullGone
+	MergedAt time.Time `json:"merged_at,omitzero"`
+	// Suites are the conclusions of the check suites on Head, by the app
+	// that ran them ("" while one runs).
+	Suites map[string]string `json:"suites,omitempty"`
+	// Reviews are each reviewer's latest verdict: approved or
+	// changes_requested.
+	Reviews map[string]string `json:"reviews,omitempty"`
+	// Checked is the head whose diff the evidence read; CheckRunID its
+	// "pitcrew / evidence" check run.
+	Checked    string             `json:"checked,omitempty"`
+	CheckRunID int64              `json:"check_run_id,omitempty"`
+	Verdict    evidence.Verdict   `json:"verdict,omitempty"`
+	NotChecked string             `json:"not_checked,omitempty"`
+	Concerns   int                `json:"concerns,omitempty"`
+	Notes      int                `json:"notes,omitempty"`
+	Findings   []evidence.Finding `json:"findings,omitempty"` // the first MaxPullFindings
+}
+
+// The states of a followed pull request.
+const (
+	PullOpen   = "open"
+	PullMerged = "merged"
+	PullClosed = "closed"
+	PullGone   = "gone" // it no longer exists
+)
+
+// MaxPullFindings bounds the findings a run keeps of its pull request's
+// diff; the check run carries them all.
+const MaxPullFindings = 5
+
+// CI sums the check suites up: passed when every one finished green,
+// failed when one did not, running while one runs; "" when none reported.
+func (p Pull) CI() string {
+	if len(p.Suites) == 0 {
+		return ""
+	}
+	running := false
+	for _, c := range p.Suites {
+		switch c {
+		case "success", "neutral", "skipped":
+		case "":
+			running = true
+		default:
+			return "failed"
+		}
+	}
+	if running {
+		return "running"
+	}
+	return "passed"
+}
+
+// Review sums the reviews up: changes requested when any reviewer's latest
+// asks for them, else approved when one approved; "" when neither.
+func (p Pull) Review() string {
+	approved := false
+	for _, s := range p.Reviews {
+		if s == "changes_requested" {
+			return "changes requested"
+		}
+		approved = approved || s == "approved"
+	}
+	if approved {
+		return "approved"
+	}
+	return ""
+}
+
+// SetEvidence records a review of the diff at head.
+func (p *Pull) SetEvidence(head string, r evidence.Review, checkRunID int64) {
+	p.Checked, p.CheckRunID, p.Verdict, p.NotChecked = head, checkRunID, r.Verdict, r.NotChecked
+	p.Concerns, p.Notes, p.Findings = 0, 0, nil
+	for _, f := range r.Findings {
+		if f.Severity == evidence.Concern {
+			p.Concerns++
+		} else {
+			p.Notes++
+		}
+	}
+	p.Findings = r.Findings[:min(len(r.Findings), MaxPullFindings)]
+}
+
+// PullNumber reads the number of a pull request URL of repo (as the run
+// stores it: https://github.com/owner/name/pull/N); 0 when it is not one.
+func PullNumber(url, repo string) int {
+	rest, ok := strings.CutPrefix(strings.ToLower(url), "https://github.com/"+strings.ToLower(repo)+"/pull/")
+	n := 0
+	if _, err := fmt.Sscanf(rest, "%d", &n); !ok || err != nil || fmt.Sprint(n) != rest {
+		return 0
+	}
+	return n
+}
+
+func (l *Ledger) pullKey(repo string, number int) string {
+	return fmt.Sprintf("%spull:%s#%d", l.prefix, strings.ToLower(repo), number)
+}
+
+// FollowPull remembers that pull request number of repo is run runID's.
+func (l *Ledger) FollowPull(ctx context.Context, repo string, number int, runID string) error {
+	return l.rdb.Set(ctx, l.pullKey(repo, number), runID, Retention).Err()
+}
+
+// PullRun is the run that opened pull request number of repo; "" when
+// pitcrew follows no run there.
+func (l *Ledger) PullRun(ctx context.Context, repo string, number int) (string, error) {
+	id, err := l.rdb.Get(ctx, l.pullKey(repo, number)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return id, err
+}
