@@ -58,6 +58,8 @@ type Fake struct {
 	// Pulls are the pull requests the fake knows, and their diffs.
 	Pulls map[int]github.PullRequest
 	Diffs map[int]string
+	// DiffErrs are what PullDiff answers instead of a diff.
+	DiffErrs map[int]error
 	// Suites are the check suites on every head: app slug → conclusion.
 	Suites map[string]string
 
@@ -223,6 +225,9 @@ func (f *Fake) PullRequest(_ context.Context, _ github.Repo, number int) (github
 func (f *Fake) PullDiff(_ context.Context, _ github.Repo, number int) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.DiffErrs[number]; err != nil {
+		return "", err
+	}
 	d, ok := f.Diffs[number]
 	if !ok {
 		return "", github.ErrPullGone

@@ -1,0 +1,109 @@
+package handlers
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/github/githubtest"
+	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// Which pull requests pitcrew follows and what it makes of them, decided
+// by the follow step alone: no HTTP, a struct fake of GitHub.
+func TestWhatFollowingAPullRequestDoes(t *testing.T) {
+	sleepy, _ := os.ReadFile(testenv.Path("evidence", "testdata", "flaky", "sleep_added.diff"))
+	plug, _ := os.ReadFile(testenv.Path("evidence", "testdata", "alert", "plug_removed.diff"))
+	const head = "1111111111111111111111111111111111111111"
+	open := github.PullRequest{Number: 77, State: "open", HeadSHA: head}
+	for _, c := range []struct {
+		name      string
+		kind      runs.Kind
+		prURL     string
+		answerPRs []string
+		pull      *github.PullRequest
+		diff      string
+		diffErr   error
+		follows   bool
+		state     string // of the followed pull request
+		check     string // the evidence check run's title; "" for none
+	}{
+		{name: "a flaky fix with a sleep", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(sleepy),
+			follows: true, state: runs.PullOpen, check: "Evidence: 1 concern"},
+		{name: "an alert fix read with the alert rules", kind: runs.KindAlert, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(plug),
+			follows: true, state: runs.PullOpen, check: "Evidence: 1 concern"},
+		{name: "the same diff under the flaky rules is clean", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(plug),
+			follows: true, state: runs.PullOpen, check: "Evidence: clean"},
+		{name: "a pull request read from the answer's text", kind: runs.KindFlaky, answerPRs: []string{"https://github.com/hexpm/hexpm/pull/77"}, pull: &open, diff: string(sleepy),
+			follows: true, state: runs.PullOpen, check: "Evidence: 1 concern"},
+		{name: "a diff GitHub will not produce", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diffErr: github.ErrDiffTooLarge,
+			follows: true, state: runs.PullOpen, check: "Evidence: not checked: GitHub will not produce a diff this large"},
+		{name: "a pull request that is gone", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", follows: true, state: runs.PullGone},
+		{name: "a merged pull request", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &github.PullRequest{Number: 77, State: "closed", Merged: true, MergedAt: time.Now(), HeadSHA: head},
+			diff: string(sleepy), follows: true, state: runs.PullMerged, check: "Evidence: 1 concern"},
+		{name: "a pull request of another repository", kind: runs.KindFlaky, prURL: "https://github.com/elixir-ecto/ecto/pull/77", pull: &open, diff: string(sleepy)},
+		{name: "a profiling run's pull request", kind: runs.KindMigration, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(sleepy)},
+		{name: "a run that names none", kind: runs.KindFlaky, pull: &open, diff: string(sleepy)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gh := &githubtest.Fake{Installation: testenv.Installation, Pulls: map[int]github.PullRequest{}, Diffs: map[int]string{77: c.diff},
+				DiffErrs: map[int]error{77: c.diffErr}, Suites: map[string]string{"github-actions": "success", "pitcrew": "neutral"}}
+			if c.pull != nil {
+				gh.Pulls[77] = *c.pull
+			}
+			b := ruleBase(t, gh, &startedSessions{})
+			run, _, err := b.Ledger.Claim(context.Background(), runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: c.kind, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: 3}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err = b.Ledger.Move(context.Background(), run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_1" })
+			if err == nil {
+				run, err = b.Ledger.Move(context.Background(), run, runs.Completed, func(r *runs.Run) {
+					r.AnswerPRs = c.answerPRs
+					if c.prURL != "" {
+						r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: c.prURL}
+					}
+				})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if followsPull(run) != c.follows {
+				t.Fatalf("follows %v, want %v", followsPull(run), c.follows)
+			}
+			if !c.follows {
+				return
+			}
+			run, err = b.followPull(context.Background(), gh, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.PR == nil || run.PR.State != c.state || followsPull(run) {
+				t.Fatalf("pull %+v", run.PR)
+			}
+			if id, _ := b.Ledger.PullRun(context.Background(), "HexPM/hexpm", 77); id != run.ID {
+				t.Fatalf("the pull request names run %q", id)
+			}
+			var titles []string
+			for _, out := range gh.Checks {
+				titles = append(titles, out.Title)
+			}
+			if strings.Join(titles, "|") != c.check {
+				t.Fatalf("check runs %q, want %q", titles, c.check)
+			}
+			if c.check != "" && (run.PR.Suites["github-actions"] != "success" || run.PR.Suites["pitcrew"] != "") {
+				t.Fatalf("suites %v: the CI's, not pitcrew's own", run.PR.Suites)
+			}
+			// Read again at the same head: nothing is checked twice.
+			again, err := b.pullRead(context.Background(), gh, run.ID, 77, pullNews{reread: true})
+			if err != nil || len(gh.Checks) != len(titles) || again.PR.State != c.state {
+				t.Fatalf("read again: %v, %d check runs", err, len(gh.Checks))
+			}
+		})
+	}
+}
