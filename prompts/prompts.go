@@ -65,7 +65,19 @@ type FlakyInput struct {
 	Issue      int    // 0 when the signal was not an issue
 	Test       exunit.TestRef
 	VerifyRuns int
+	// PriorFix is the merged pull request that fixed the test before it
+	// flaked again (its URL, as pitcrew built it), with its merge date.
+	PriorFix       string
+	PriorFixMerged time.Time
 }
+
+// WithPriorFix is the input naming the fix the test came back after.
+func (in FlakyInput) WithPriorFix(url string, mergedAt time.Time) any {
+	in.PriorFix, in.PriorFixMerged = url, mergedAt
+	return in
+}
+
+var priorFixURL = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/pull/[0-9]{1,9}$`)
 
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
@@ -81,9 +93,13 @@ func (in FlakyInput) fields() (any, error) {
 	if in.VerifyRuns < 1 || in.VerifyRuns > 1000 {
 		return nil, fmt.Errorf("prompts: verification runs %d out of range", in.VerifyRuns)
 	}
+	if in.PriorFix != "" && !priorFixURL.MatchString(in.PriorFix) {
+		return nil, fmt.Errorf("prompts: invalid prior fix %q", in.PriorFix)
+	}
 	return map[string]any{
 		"Repo": in.Repo, "Issue": in.Issue, "Test": in.Test.String(),
 		"Path": in.Test.Path, "Line": in.Test.Line, "VerifyRuns": in.VerifyRuns,
+		"PriorFix": in.PriorFix, "PriorFixMerged": in.PriorFixMerged.UTC().Format("2 January 2006"),
 	}, nil
 }
 

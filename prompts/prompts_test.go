@@ -130,3 +130,19 @@ func TestEveryAlertPromptHoldsItsDataBetweenTwoFenceLines(t *testing.T) {
 		}
 	}
 }
+
+func TestFlakyPromptNamesTheFixTheTestCameBackAfter(t *testing.T) {
+	ref, _ := exunit.ParseTestRef("test/a_test.exs:3")
+	in := FlakyInput{Repo: "hexpm/hexpm", Test: ref, VerifyRuns: 50}
+	if p, _ := Render("flaky", in); strings.Contains(p, "fixed before") {
+		t.Fatalf("a first run names a prior fix:\n%s", p)
+	}
+	again := in.WithPriorFix("https://github.com/hexpm/hexpm/pull/77", time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	p, err := Render("flaky", again)
+	if err != nil || !strings.Contains(p, "This test was fixed before, by https://github.com/hexpm/hexpm/pull/77 (merged on 2 December 2026)") {
+		t.Fatalf("%v\n%s", err, p)
+	}
+	if _, err := Render("flaky", in.WithPriorFix("javascript:alert(1)", time.Now())); err == nil {
+		t.Fatal("a prior fix that is not a pull request URL was rendered")
+	}
+}

@@ -93,3 +93,36 @@ func TestTheEvidenceCheckRunInformsAndNeverBlocks(t *testing.T) {
 		})
 	}
 }
+
+// A test that flakes again after its fix was merged says so: on the new
+// run it starts, and, within the cooldown, on the run that answers.
+func TestATestThatComesBackAfterItsFixSaysSo(t *testing.T) {
+	merged := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	now := merged.Add(5 * time.Hour)
+	fixed := &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77"}
+	for _, c := range []struct {
+		name  string
+		entry runs.Entry
+		run   runs.Run
+		want  string
+	}{
+		{"a new run after the cooldown", runs.Entry{RunID: "r", Relation: runs.ClaimNew},
+			runs.Run{State: runs.Started, StartedAt: now, PriorFix: &runs.PriorFix{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", MergedAt: merged}},
+			"↩️ came back after [PR #77](https://github.com/hexpm/hexpm/pull/77) (merged on 2 Dec). 🔄 the agent is working on it"},
+		{"within the cooldown", runs.Entry{RunID: "r", Relation: runs.ClaimCooldown, Cooldown: 24 * time.Hour},
+			runs.Run{State: runs.Completed, EndedAt: merged.Add(-time.Hour), Result: fixed, PR: &runs.Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: runs.PullMerged, MergedAt: merged}},
+			"↩️ came back after [PR #77](https://github.com/hexpm/hexpm/pull/77) (merged on 2 Dec). answered 6 hours ago"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.entry.About = "test/a_test.exs:1"
+			body := RenderStatus(runs.View{Status: runs.Status{Label: "flaky", Entries: []runs.Entry{c.entry}}, Runs: map[string]runs.Run{"r": c.run}, Now: now})
+			if !strings.Contains(body, c.want) {
+				t.Fatalf("lacks %q:\n%s", c.want, body)
+			}
+			_, summary := RenderCheckRun(runs.View{Status: runs.Status{Heading: "CI", Entries: []runs.Entry{c.entry}}, Runs: map[string]runs.Run{"r": c.run}, Now: now})
+			if !strings.Contains(summary, "came back after [PR #77]") {
+				t.Fatalf("the check run lacks it:\n%s", summary)
+			}
+		})
+	}
+}

@@ -78,6 +78,23 @@ func writeUnreadAnswers(b *strings.Builder, st runs.Status, byID map[string]runs
 }
 
 func describeRun(e runs.Entry, r runs.Run, label string, now time.Time) string {
+	return cameBack(e, r, now) + describeState(e, r, label, now)
+}
+
+// cameBack says the test flaked again after a merged fix: the fix this run
+// starts from, or, within the cooldown, the answering run's own merged
+// pull request.
+func cameBack(e runs.Entry, r runs.Run, now time.Time) string {
+	if f := r.PriorFix; f != nil && e.Relation != runs.ClaimCooldown {
+		return fmt.Sprintf("↩️ came back after [PR #%d](%s) (merged on %s). ", f.Number, f.URL, f.MergedAt.UTC().Format("2 Jan"))
+	}
+	if p := r.PR; p != nil && e.Relation == runs.ClaimCooldown && p.State == runs.PullMerged && now.After(p.MergedAt) {
+		return fmt.Sprintf("↩️ came back after [PR #%d](%s) (merged on %s). ", p.Number, p.URL, p.MergedAt.UTC().Format("2 Jan"))
+	}
+	return ""
+}
+
+func describeState(e runs.Entry, r runs.Run, label string, now time.Time) string {
 	link := ""
 	if r.SessionURL != "" {
 		link = fmt.Sprintf(" ([run](%s))", r.SessionURL)

@@ -68,8 +68,10 @@ local function subscribe(id, body)
   redis.call('EXPIRE', sk, ARGV[6])
 end
 local cur = redis.call('GET', KEYS[1])
+local prev = ''
 if cur then
   local f = redis.call('HMGET', ARGV[3] .. cur, 'state', 'ended_at', 'json')
+  prev = f[3] or ''
   local state, ended = f[1], tonumber(f[2] or '0')
   if state == 'queued' or state == 'started' then
     subscribe(cur, f[3])
@@ -93,7 +95,7 @@ redis.call('SET', KEYS[1], id, 'EX', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[1], id)
 redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -501)
 subscribe(id, ARGV[5])
-return {'new', id, 'queued', ARGV[5]}
+return {'new', id, 'queued', ARGV[5], prev}
 `)
 
 // Claim records r as a new queued run for r.Key unless a live run holds
@@ -124,6 +126,14 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 		return Run{}, ClaimLimited, nil
 	}
 	got, err := decodeRun(res[1], res[2], res[3])
+	if err == nil && len(res) > 4 && res[4] != "" {
+		// The key's last run, which this one follows: a fix of it that was
+		// merged is what this run must start from.
+		var prev Run
+		if json.Unmarshal([]byte(res[4]), &prev) == nil && prev.PR != nil && prev.PR.State == PullMerged {
+			got.PriorFix = &PriorFix{Number: prev.PR.Number, URL: prev.PR.URL, MergedAt: prev.PR.MergedAt}
+		}
+	}
 	return got, Claim(res[0]), err
 }
 

@@ -38,6 +38,13 @@ type Pull struct {
 	Findings   []evidence.Finding `json:"findings,omitempty"` // the first MaxPullFindings
 }
 
+// PriorFix is a merged pull request that fixed a key before.
+type PriorFix struct {
+	Number   int       `json:"number"`
+	URL      string    `json:"url"`
+	MergedAt time.Time `json:"merged_at"`
+}
+
 // The states of a followed pull request.
 const (
 	PullOpen   = "open"

@@ -54,7 +54,11 @@ type Run struct {
 	Answer    string   `json:"answer,omitempty"`
 	AnswerPRs []string `json:"answer_prs,omitempty"`
 	// PR is the pull request the run opened, as pitcrew follows it.
-	PR        *Pull  `json:"pr,omitempty"`
+	PR *Pull `json:"pr,omitempty"`
+	// PriorFix is the merged fix of the key's previous run, when this run
+	// is there because the trouble came back after it.
+	PriorFix *PriorFix `json:"prior_fix,omitempty"`
+
 	Error     string `json:"error,omitempty"`  // why the run failed, shown to users
 	Report    bool   `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
 	Published bool   `json:"published,omitempty"`

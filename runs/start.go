@@ -35,6 +35,12 @@ type Request struct {
 	LastAttempt bool
 }
 
+// priorFixed is a prompt input that can name the merged fix the trouble
+// came back after (prompts.FlakyInput).
+type priorFixed interface {
+	WithPriorFix(url string, mergedAt time.Time) any
+}
+
 // Sandbox starts agent sessions.
 type Sandbox interface {
 	Start(ctx context.Context, idempotencyKey, prompt, repoURL string, connections []string) (sandbox.Session, error)
@@ -117,7 +123,11 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 		return entry, nil, nil
 	}
 
-	prompt, err := prompts.Render(job.Prompt, req.Input)
+	input := req.Input
+	if p, ok := input.(priorFixed); ok && run.PriorFix != nil {
+		input = p.WithPriorFix(run.PriorFix.URL, run.PriorFix.MergedAt)
+	}
+	prompt, err := prompts.Render(job.Prompt, input)
 	if err != nil {
 		failed, err := s.fail(ctx, run, "pitcrew could not write the agent's instructions")
 		return entry, failed, err

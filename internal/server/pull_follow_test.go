@@ -108,3 +108,22 @@ func TestAPullRequestThatIsGoneOrNotOursIsHandledQuietly(t *testing.T) {
 		t.Fatalf("%d GitHub calls for events of a pull request pitcrew does not follow", n)
 	}
 }
+
+// A test that flakes again after its fix was merged starts a run whose
+// prompt names that fix, and the issue says it came back.
+func TestAFlakeThatComesBackAfterItsMergedFix(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  cooldown: 0s\n")
+	const head = "1111111111111111111111111111111111111111"
+	h.gh.SetPull(1234, head, "closed", true, diffSample(t, "flaky/real_fix_sync.diff"))
+	h.startOne(32)
+	h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
+	h.eventually("the merged fix", h.commentContains(32, "· evidence: clean · merged 2 Dec"))
+
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 33, flakyTest, ""))
+	h.eventually("the new run", h.commentContains(33, "↩️ came back after [PR #1234](https://github.com/hexpm/hexpm/pull/1234) (merged on 2 Dec). 🔄 the agent is working on it"))
+	starts, _ := h.sandbox.StartRequests()
+	if len(starts) != 2 || !strings.Contains(starts[1].Input, "This test was fixed before, by https://github.com/hexpm/hexpm/pull/1234 (merged on 2 December 2026)") {
+		t.Fatalf("%d sessions; the second prompt:\n%s", len(starts), starts[len(starts)-1].Input)
+	}
+}
