@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -20,46 +21,33 @@ var (
 )
 
 // plugsRemoved: a plug removed from a controller, router or pipeline, or
-// kept under the same name with other options (fewer actions, an
-// except: list).
+// kept under the same name with other options (fewer actions, an except:
+// list, another role), wherever in the file it was added back.
 func plugsRemoved(c change) []Finding {
 	if !webFile.MatchString(c.path) {
 		return nil
 	}
-	var out []Finding
-	for _, b := range c.blocks {
-		now := map[string]string{}
-		for _, l := range b.added {
-			if m := plugLine.FindStringSubmatch(code(l.Text)); m != nil {
-				now[m[1]] = strings.TrimSpace(m[2])
-			}
+	now := map[string][]string{} // plug → the options of each added one
+	for _, l := range c.added() {
+		if m := plugLine.FindStringSubmatch(withStrings(l.Text)); m != nil {
+			now[m[1]] = append(now[m[1]], strings.TrimSpace(m[2]))
 		}
-		for _, l := range b.removed {
-			m := plugLine.FindStringSubmatch(code(l.Text))
-			if m == nil {
-				continue
-			}
-			opts, kept := now[m[1]]
-			switch {
-			case !kept && !c.plugElsewhere(m[1]):
-				out = append(out, c.finding("plug-removed", Concern, l, fmt.Sprintf("the plug %s no longer runs here: requests it stopped now reach the action", m[1])))
-			case kept && opts != strings.TrimSpace(m[2]):
-				out = append(out, c.finding("plug-changed", Concern, l, fmt.Sprintf("the plug %s now runs with other options (%s): check it still guards every action it did", m[1], orNone(opts))))
-			}
+	}
+	var out []Finding
+	for _, l := range c.removed() {
+		m := plugLine.FindStringSubmatch(withStrings(l.Text))
+		if m == nil {
+			continue
+		}
+		opts, kept := now[m[1]]
+		switch {
+		case !kept:
+			out = append(out, c.finding("plug-removed", Concern, l, fmt.Sprintf("the plug %s no longer runs here: requests it stopped now reach the action", m[1])))
+		case !slices.Contains(opts, strings.TrimSpace(m[2])):
+			out = append(out, c.finding("plug-changed", Concern, l, fmt.Sprintf("the plug %s now runs with other options (%s): check it still guards every action it did", m[1], orNone(opts[0]))))
 		}
 	}
 	return out
-}
-
-// plugElsewhere reports whether the plug is added on another line of the
-// file (moved, not removed).
-func (c change) plugElsewhere(name string) bool {
-	for _, l := range c.added() {
-		if m := plugLine.FindStringSubmatch(code(l.Text)); m != nil && m[1] == name {
-			return true
-		}
-	}
-	return false
 }
 
 func orNone(s string) string {
@@ -69,28 +57,47 @@ func orNone(s string) string {
 	return s
 }
 
+var atom = regexp.MustCompile(`:\w+|[A-Z][\w.]*`)
+
 // pipelinesChanged: a pipe_through, on_mount or live_session removed or
-// changed in a router or LiveView.
+// given fewer pipelines in a router or LiveView. One added back anywhere
+// in the file with at least the same pipelines is moved or tightened.
 func pipelinesChanged(c change) []Finding {
 	if !webFile.MatchString(c.path) {
 		return nil
 	}
+	var now []string
+	for _, l := range c.added() {
+		if pipeLine.MatchString(l.code) {
+			now = append(now, l.code)
+		}
+	}
 	var out []Finding
-	for _, b := range c.blocks {
-		now := map[string]bool{}
-		for _, l := range b.added {
-			if pipeLine.MatchString(code(l.Text)) {
-				now[strings.Join(strings.Fields(code(l.Text)), " ")] = true
+	for _, l := range c.removed() {
+		m := pipeLine.FindStringSubmatch(l.code)
+		if m == nil {
+			continue
+		}
+		kept := false
+		for _, n := range now {
+			if pm := pipeLine.FindStringSubmatch(n); pm[1] == m[1] && containsAll(atom.FindAllString(pm[2], -1), atom.FindAllString(m[2], -1)) {
+				kept = true
 			}
 		}
-		for _, l := range b.removed {
-			line := code(l.Text)
-			if pipeLine.MatchString(line) && !now[strings.Join(strings.Fields(line), " ")] {
-				out = append(out, c.finding("pipeline-changed", Concern, l, "the routes here no longer go through the same pipelines or mount hooks: check authentication and authorization still apply"))
-			}
+		if !kept {
+			out = append(out, c.finding("pipeline-changed", Concern, l, "the routes here no longer go through the same pipelines or mount hooks: check authentication and authorization still apply"))
 		}
 	}
 	return out
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 var authPath = regexp.MustCompile(`(?i)(polic(y|ies)|permission|authori[sz]|(^|/|_)auth(/|\.ex|_)|access|guardian|abilit(y|ies)|(^|/)roles?(/|\.ex|_)|bodyguard|/can\.ex)`)
@@ -129,12 +136,13 @@ func checksRemoved(c change) []Finding {
 	}
 	var out []Finding
 	for _, b := range c.blocks {
-		added := ""
+		var sb strings.Builder
 		for _, l := range b.added {
-			added += code(l.Text) + "\n"
+			sb.WriteString(l.code + "\n")
 		}
+		added := sb.String()
 		for _, l := range b.removed {
-			line := code(l.Text)
+			line := l.code
 			if !checkShape.MatchString(line) {
 				continue
 			}
@@ -170,12 +178,12 @@ func defaultsChanged(c change) []Finding {
 	for _, b := range c.blocks {
 		before := map[string]string{}
 		for _, l := range b.removed {
-			for k, v := range defaultsOf(code(l.Text)) {
+			for k, v := range defaultsOf(withStrings(l.Text)) {
 				before[k] = v
 			}
 		}
 		for _, l := range b.added {
-			for k, v := range defaultsOf(code(l.Text)) {
+			for k, v := range defaultsOf(withStrings(l.Text)) {
 				if old, ok := before[k]; ok && old != v {
 					out = append(out, c.finding("default-changed", Concern, l, fmt.Sprintf("the default of %s changed from %s to %s: existing callers that leave it out now get the new behaviour", k, old, v)))
 				}

@@ -54,6 +54,7 @@ type Line struct {
 	Kind     byte
 	Text     string
 	Old, New int
+	code     string // Text as the rules read it (see code); set by newFileChange
 }
 
 // Diff is a parsed unified diff and its size.

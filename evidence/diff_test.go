@@ -139,3 +139,35 @@ func FuzzParseDiff(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheckAtTheBounds checks diffs at the changed-line bound that
+// make rules compare lines with each other: every line async: false, and
+// as many removed assertions as added ones in one block.
+//
+//	go test ./evidence -run '^$' -bench CheckAtTheBounds -benchtime 3x
+func BenchmarkCheckAtTheBounds(b *testing.B) {
+	var async, asserts strings.Builder
+	async.WriteString("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1,19999 @@\n-x\n")
+	asserts.WriteString("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,9999 +1,9999 @@\n")
+	for i := 0; i < MaxChangedLine-2; i++ {
+		async.WriteString("+  use A.Case, async: false\n")
+	}
+	for i := 0; i < MaxChangedLine/2-1; i++ {
+		fmt.Fprintf(&asserts, "-    assert a%d == b\n", i)
+	}
+	for i := 0; i < MaxChangedLine/2-1; i++ {
+		fmt.Fprintf(&asserts, "+    assert a%d == c\n", i)
+	}
+	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String()} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				d, err := ParseDiff(strings.NewReader(in))
+				if err != nil {
+					b.Fatal(err)
+				}
+				Check(d, JobFlaky)
+				Check(d, JobAlert)
+			}
+		})
+	}
+}

@@ -9,12 +9,13 @@ import (
 
 // change is one file's diff as the rules read it.
 type change struct {
-	path   string
-	test   bool
-	file   File
-	blocks []block // runs of removed then added lines, in order
-	all    []Line  // every line the diff shows, context included
-	attrs  map[string]string
+	path    string
+	test    bool
+	file    File
+	blocks  []block // runs of removed then added lines, in order
+	all     []Line  // every line the diff shows, context included
+	attrs   map[string]string
+	touched []string // the global state the diff shows the file touching
 }
 
 // block is a run of removed lines followed by the added lines that
@@ -34,6 +35,7 @@ func newFileChange(f File) change {
 			cur = block{}
 		}
 		for _, l := range h.Lines {
+			l.code = code(l.Text)
 			c.all = append(c.all, l)
 			switch l.Kind {
 			case '-':
@@ -49,14 +51,54 @@ func newFileChange(f File) change {
 			// Module attributes as the new code sees them, for timeouts
 			// named through them.
 			if l.Kind != '-' {
-				if m := attrDef.FindStringSubmatch(code(l.Text)); m != nil {
+				if m := attrDef.FindStringSubmatch(l.code); m != nil {
 					c.attrs[m[1]] = strings.TrimSpace(m[2])
 				}
 			}
 		}
 		flush()
 	}
+	for i := range c.blocks {
+		joinCalls(c.blocks[i].removed)
+		joinCalls(c.blocks[i].added)
+	}
+	c.touched = touches(c.all)
 	return c
+}
+
+// maxJoined bounds the lines one call is read across.
+const maxJoined = 8
+
+// joinCalls reads a call that spans lines (an assert_receive whose pattern
+// and timeout sit on lines of their own) as the line it starts on: that
+// line's code becomes the call up to its closing bracket and any argument
+// after a trailing comma.
+func joinCalls(lines []Line) {
+	for i := range lines {
+		depth := bracketDepth(lines[i].code)
+		if depth <= 0 {
+			continue
+		}
+		joined := lines[i].code
+		for j := i + 1; j < len(lines) && j < i+maxJoined && (depth > 0 || strings.HasSuffix(strings.TrimSpace(joined), ",")); j++ {
+			joined += " " + strings.TrimSpace(lines[j].code)
+			depth += bracketDepth(lines[j].code)
+		}
+		lines[i].code = joined
+	}
+}
+
+func bracketDepth(s string) int {
+	d := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '[', '{':
+			d++
+		case ')', ']', '}':
+			d--
+		}
+	}
+	return d
 }
 
 func (c change) added() []Line {
@@ -98,7 +140,13 @@ var attrDef = regexp.MustCompile(`^\s*@([a-z_][a-zA-Z0-9_]*)\s+(.+?)\s*$`)
 // code is a line without its comment and with string contents blanked,
 // so that rules match code, not prose about it (string contents become
 // dots, which no rule reads as a name or a wildcard).
-func code(s string) string {
+func code(s string) string { return scan(s, true) }
+
+// withStrings is a line without its comment, string contents kept: for
+// rules that compare values (a role, a default) rather than find calls.
+func withStrings(s string) string { return scan(s, false) }
+
+func scan(s string, blank bool) string {
 	var b strings.Builder
 	inStr, esc := byte(0), false
 	for i := 0; i < len(s); i++ {
@@ -115,7 +163,7 @@ func code(s string) string {
 				b.WriteByte(ch)
 				continue
 			}
-			if inStr != 0 {
+			if inStr != 0 && blank {
 				b.WriteByte('.')
 				continue
 			}

@@ -18,16 +18,60 @@ var flakyRules = []rule{sleeps, receiveTimeouts, attributeTimeouts, callTimeouts
 // sleepCalls are the calls that wait a fixed time.
 var sleepCalls = []string{"Process.sleep", ":timer.sleep"}
 
-// sleeps: a sleep added, or one made longer. A sleep kept or shortened in
-// the same place is not reported.
+// sleeps: a sleep added, or one made longer. A sleep kept, moved or
+// shortened is not reported; one whose time cannot be read (a variable,
+// a pipe) counts as added when no sleep was removed for it.
 func sleeps(c change) []Finding {
-	read := func(line string) (int64, bool) { return c.callTimeout(line, sleepCalls, 0, -1) }
-	return c.longerWaits(read, -1, func(l Line, old, now int64) Finding {
-		if old < 0 {
-			return c.finding("sleep-added", Concern, l, "a sleep waits for a fixed time instead of for the event the test needs: a disguised retry, not a fix")
+	var before []int64
+	removed := 0
+	for _, l := range c.removed() {
+		if v, found, known := c.sleepOf(l.code); found {
+			removed++
+			if known {
+				before = append(before, v)
+			}
 		}
-		return c.finding("sleep-lengthened", Concern, l, fmt.Sprintf("the sleep grew from %s to %s: a longer wait, not a fix", ms(old), ms(now)))
-	})
+	}
+	var out []Finding
+	for _, l := range c.added() {
+		v, found, known := c.sleepOf(l.code)
+		if !found {
+			continue
+		}
+		old, had := largest(before)
+		switch {
+		case removed == 0:
+			out = append(out, c.finding("sleep-added", Concern, l, "a sleep waits for a fixed time instead of for the event the test needs: a disguised retry, not a fix"))
+		case known && had && v > old:
+			removed--
+			out = append(out, c.finding("sleep-lengthened", Concern, l, fmt.Sprintf("the sleep grew from %s to %s: a longer wait, not a fix", ms(old), ms(v))))
+		default:
+			removed--
+		}
+	}
+	return out
+}
+
+// sleepOf finds a sleep on a line and reads its time.
+func (c change) sleepOf(line string) (ms int64, found, known bool) {
+	for _, n := range sleepCalls {
+		if args, ok := callArgs(line, n); ok {
+			arg := ""
+			if len(args) > 0 && !piped(line, n) {
+				arg = args[0]
+			}
+			ms, known = c.millis(arg)
+			return ms, true, known
+		}
+	}
+	return 0, false, false
+}
+
+// piped reports whether the call of name on line takes its first
+// argument from a pipe (x |> name(...)).
+func piped(line, name string) bool {
+	i := indexWord(line, name)
+	return i > 0 && strings.HasSuffix(strings.TrimSpace(line[:i]), "|>")
 }
 
 // longerWaits reports each added line whose wait (read) is longer than
@@ -38,12 +82,12 @@ func (c change) longerWaits(read func(line string) (int64, bool), def int64, rep
 	for _, b := range c.blocks {
 		var before []int64
 		for _, l := range b.removed {
-			if v, ok := read(code(l.Text)); ok {
+			if v, ok := read(l.code); ok {
 				before = append(before, v)
 			}
 		}
 		for _, l := range b.added {
-			v, ok := read(code(l.Text))
+			v, ok := read(l.code)
 			if !ok {
 				continue
 			}
@@ -99,16 +143,25 @@ var receiveMacros = []string{"assert_receive", "refute_receive", "assert_receive
 const defaultReceiveTimeout = 100
 
 // receiveTimeouts: an assert_receive or refute_receive that waits longer
-// than the one it replaces, or a new one with a long explicit timeout;
-// and ExUnit's own receive timeouts raised in configuration.
+// than the same macro it replaces, or a new one with a long explicit
+// timeout; and ExUnit's own receive timeouts raised in configuration.
 func receiveTimeouts(c change) []Finding {
-	out := c.longerWaits(c.receiveTimeout, defaultReceiveTimeout, func(l Line, old, now int64) Finding {
-		return c.finding("receive-timeout-raised", Concern, l,
-			fmt.Sprintf("the receive timeout went from %s to %s: waiting longer for the message hides why it is late", ms(old), ms(now)))
-	})
+	var out []Finding
+	for _, m := range receiveMacros {
+		read := func(line string) (int64, bool) {
+			if got, v, ok := c.receiveTimeout(line); got == m {
+				return v, ok
+			}
+			return 0, false
+		}
+		out = append(out, c.longerWaits(read, defaultReceiveTimeout, func(l Line, old, now int64) Finding {
+			return c.finding("receive-timeout-raised", Concern, l,
+				fmt.Sprintf("the %s timeout went from %s to %s: waiting longer for the message hides why it is late", m, ms(old), ms(now)))
+		})...)
+	}
 	for _, l := range c.added() {
 		for _, key := range []string{"assert_receive_timeout", "refute_receive_timeout"} {
-			if v, ok := c.keyword(code(l.Text), key); ok && v > defaultReceiveTimeout {
+			if v, ok := c.keyword(l.code, key); ok && v > defaultReceiveTimeout {
 				out = append(out, c.finding("receive-timeout-raised", Concern, l,
 					fmt.Sprintf("ExUnit's %s is raised to %s for every test: a longer wait, not a fix", key, ms(v))))
 			}
@@ -117,18 +170,20 @@ func receiveTimeouts(c change) []Finding {
 	return out
 }
 
-func (c change) receiveTimeout(line string) (int64, bool) {
+// receiveTimeout finds a receive macro on line and reads its timeout.
+func (c change) receiveTimeout(line string) (macro string, ms int64, ok bool) {
 	for _, m := range receiveMacros {
 		args, found := callArgs(line, m)
 		if !found {
 			continue
 		}
 		if m == "assert_received" || len(args) < 2 {
-			return defaultReceiveTimeout, true
+			return m, defaultReceiveTimeout, true
 		}
-		return c.millis(args[1])
+		ms, ok = c.millis(args[1])
+		return m, ms, ok
 	}
-	return 0, false
+	return "", 0, false
 }
 
 var keywordValue = regexp.MustCompile(`\b([a-z_]+):\s*([^,\])]+)`)
@@ -151,14 +206,14 @@ func attributeTimeouts(c change) []Finding {
 	for _, b := range c.blocks {
 		before := map[string]int64{}
 		for _, l := range b.removed {
-			if m := attrDef.FindStringSubmatch(code(l.Text)); m != nil {
+			if m := attrDef.FindStringSubmatch(l.code); m != nil {
 				if v, ok := c.millis(m[2]); ok {
 					before[m[1]] = v
 				}
 			}
 		}
 		for _, l := range b.added {
-			m := attrDef.FindStringSubmatch(code(l.Text))
+			m := attrDef.FindStringSubmatch(l.code)
 			if m == nil {
 				continue
 			}
@@ -181,7 +236,7 @@ func (c change) waitAttribute(name string) bool {
 		return true
 	}
 	for _, l := range c.all {
-		line := code(l.Text)
+		line := l.code
 		if !strings.Contains(line, "@"+name) {
 			continue
 		}
@@ -220,42 +275,33 @@ func (c change) awaitTimeout(line string) (int64, bool) {
 		if !found {
 			continue
 		}
-		if positions[n] >= len(args) {
+		pos := positions[n]
+		if piped(line, n) {
+			pos--
+		}
+		if pos >= len(args) {
 			return defaultCallTimeout, true
 		}
-		return c.millis(args[positions[n]])
+		return c.millis(args[pos])
 	}
 	return 0, false
 }
 
-var tagTimeout = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+timeout:\s*(.+?)\s*$`)
+var tagLine = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s`)
 
 const defaultTestTimeout = 60_000
 
-// tagTimeouts: @tag timeout: raised (ExUnit gives a test 60 s).
+// tagTimeouts: a test's timeout raised by @tag, @moduletag or
+// @describetag, or for every test by ExUnit's configuration (ExUnit gives
+// a test 60 s).
 func tagTimeouts(c change) []Finding {
-	var out []Finding
-	for _, b := range c.blocks {
-		old := int64(defaultTestTimeout)
-		for _, l := range b.removed {
-			if m := tagTimeout.FindStringSubmatch(code(l.Text)); m != nil {
-				if v, ok := c.millis(m[2]); ok {
-					old = v
-				}
-			}
+	read := func(line string) (int64, bool) {
+		if tagLine.MatchString(line) || strings.Contains(line, "ExUnit.") || strings.Contains(line, ":ex_unit") {
+			return c.keyword(line, "timeout")
 		}
-		for _, l := range b.added {
-			line := code(l.Text)
-			v, ok := int64(0), false
-			if m := tagTimeout.FindStringSubmatch(line); m != nil {
-				v, ok = c.millis(m[2])
-			} else if strings.Contains(line, "ExUnit.") || strings.Contains(line, ":ex_unit") {
-				v, ok = c.keyword(line, "timeout")
-			}
-			if ok && v > old {
-				out = append(out, c.finding("test-timeout-raised", Concern, l, fmt.Sprintf("the test may now run for %s (was %s): more time, not a fix", ms(v), ms(old))))
-			}
-		}
+		return 0, false
 	}
-	return out
+	return c.longerWaits(read, defaultTestTimeout, func(l Line, old, now int64) Finding {
+		return c.finding("test-timeout-raised", Concern, l, fmt.Sprintf("the test may now run for %s (was %s): more time, not a fix", ms(now), ms(old)))
+	})
 }

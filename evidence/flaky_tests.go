@@ -9,7 +9,7 @@ import (
 // The flaky rules about what a fix does to the tests themselves: retry
 // them, skip or exclude them, delete or loosen them, run them alone.
 
-var retryCall = regexp.MustCompile(`(?i)\b(?:defp?\s+)?(retry\w*|with_retr\w*|\w*_with_retr\w*|eventually\w*|assert_eventually|wait_until\w*|wait_for\w*|poll\w*|until_\w+|repeat_until|attempts?_left)\s*[(!?]?`)
+var retryCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|eventually|eventually_\w+|assert_eventually|wait_until\w*|wait_for\w*|poll|poll_until\w*|until_\w+|repeat_until)[!?]?\s*\(`)
 
 // retries: a retry or polling loop added to a test, or reduce_while
 // around a sleep.
@@ -21,12 +21,12 @@ func retries(c change) []Finding {
 	for _, b := range c.blocks {
 		sleepy := false
 		for _, l := range b.added {
-			if _, ok := c.callTimeout(code(l.Text), sleepCalls, 0, -1); ok {
+			if _, ok := c.callTimeout(l.code, sleepCalls, 0, -1); ok {
 				sleepy = true
 			}
 		}
 		for _, l := range b.added {
-			line := code(l.Text)
+			line := l.code
 			switch {
 			case retryCall.MatchString(line) && !strings.HasPrefix(strings.TrimSpace(line), "@"):
 				out = append(out, c.finding("retry-loop", Concern, l, "the test tries again until it passes: the flake is retried, not fixed"))
@@ -40,7 +40,7 @@ func retries(c change) []Finding {
 
 var (
 	rescueLine = regexp.MustCompile(`^\s*(rescue|catch)\b|\b(rescue|catch)\s*(_|e|error|ExUnit\.AssertionError|:exit|kind)\b|\btry\s+do\b`)
-	assertion  = regexp.MustCompile(`^\s*(assert|refute)(_receive|_received|_raise|_in_delta|_value)?\b`)
+	assertion  = regexp.MustCompile(`^\s*(assert|refute)\w*\b`)
 )
 
 // rescues: rescue or catch added in a test, a concern when the test's
@@ -53,12 +53,12 @@ func rescues(c change) []Finding {
 	for _, b := range c.blocks {
 		asserts := false
 		for _, l := range b.added {
-			if assertion.MatchString(code(l.Text)) || strings.Contains(l.Text, "AssertionError") {
+			if assertion.MatchString(l.code) || strings.Contains(l.Text, "AssertionError") {
 				asserts = true
 			}
 		}
 		for _, l := range b.added {
-			if !rescueLine.MatchString(code(l.Text)) {
+			if !rescueLine.MatchString(l.code) {
 				continue
 			}
 			if asserts {
@@ -71,13 +71,13 @@ func rescues(c change) []Finding {
 	return out
 }
 
-var skipTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(:skip\b|skip:|:pending\b|pending:|:wip\b)`)
+var skipTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(.*[\s,\[])?(:skip\b|skip:|:pending\b|pending:|:wip\b)`)
 
 // skips: a test, describe block or module tagged to be skipped.
 func skips(c change) []Finding {
 	var out []Finding
 	for _, l := range c.added() {
-		if skipTag.MatchString(code(l.Text)) {
+		if skipTag.MatchString(l.code) {
 			out = append(out, c.finding("test-skipped", Concern, l, "the test is skipped: it no longer runs, so it can no longer flake or fail"))
 		}
 	}
@@ -93,16 +93,17 @@ var (
 // excludedTags lists the tags a line excludes from test runs: ExUnit's
 // exclude: option (ExUnit.start, configure, config) or mix test
 // --exclude/--only in CI and scripts.
-func excludedTags(path, text string) []string {
+func excludedTags(path string, l Line) []string {
 	var out []string
+	text := l.Text
 	if elixirFile(path) {
-		for _, m := range excludeList.FindAllStringSubmatch(code(text), -1) {
+		for _, m := range excludeList.FindAllStringSubmatch(l.code, -1) {
 			for _, t := range tagName.FindAllStringSubmatch(m[1], -1) {
 				out = append(out, t[1])
 			}
 		}
 	}
-	if strings.Contains(text, "mix test") || strings.Contains(text, "MIX_TEST") {
+	if configFile(path) || strings.HasSuffix(path, "mix.exs") || strings.Contains(text, "mix test") {
 		for _, m := range excludeCLI.FindAllStringSubmatch(text, -1) {
 			out = append(out, strings.TrimPrefix(m[1], ":"))
 		}
@@ -116,12 +117,12 @@ func exclusions(c change) []Finding {
 	for _, b := range c.blocks {
 		was := map[string]bool{}
 		for _, l := range b.removed {
-			for _, t := range excludedTags(c.path, l.Text) {
+			for _, t := range excludedTags(c.path, l) {
 				was[t] = true
 			}
 		}
 		for _, l := range b.added {
-			for _, t := range excludedTags(c.path, l.Text) {
+			for _, t := range excludedTags(c.path, l) {
 				if !was[t] {
 					out = append(out, c.finding("tag-excluded", Concern, l, "tests tagged "+t+" no longer run: the flaky test is excluded, not fixed"))
 					break
@@ -144,6 +145,10 @@ func deletedTests(c change) []Finding {
 			return []Finding{c.finding("test-deleted", Concern, l, "the whole test file is deleted")}
 		}
 		return []Finding{{Rule: "test-deleted", Severity: Concern, File: c.path, Why: "the whole test file is deleted"}}
+	}
+	if strings.HasSuffix(c.file.OldPath, "_test.exs") && !strings.HasSuffix(c.file.NewPath, "_test.exs") {
+		return []Finding{{Rule: "test-deleted", Severity: Concern, File: c.path, Text: c.file.OldPath + " → " + c.file.NewPath,
+			Why: "the test file is renamed to a name mix test does not run (only *_test.exs files are)"}}
 	}
 	var gone []Line
 	kept := 0
@@ -171,12 +176,12 @@ func deletedAssertions(c change) []Finding {
 	var gone []Line
 	added := 0
 	for _, l := range c.removed() {
-		if assertion.MatchString(code(l.Text)) {
+		if assertion.MatchString(l.code) {
 			gone = append(gone, l)
 		}
 	}
 	for _, l := range c.added() {
-		if assertion.MatchString(code(l.Text)) {
+		if assertion.MatchString(l.code) {
 			added++
 		}
 	}
@@ -223,19 +228,15 @@ func weakenedAssertions(c change) []Finding {
 	}
 	var out []Finding
 	for _, b := range c.blocks {
+		was, now := asserts(b.removed), asserts(b.added)
 		used := map[int]bool{}
-		for _, was := range b.removed {
-			w := code(was.Text)
-			if !assertion.MatchString(w) {
-				continue
-			}
+		for _, w := range was {
 			best, bestScore := -1, 0.5
-			for i, now := range b.added {
-				n := code(now.Text)
-				if used[i] || !assertion.MatchString(n) || macro(w) != macro(n) {
+			for i, n := range now {
+				if used[i] || w.macro != n.macro {
 					continue
 				}
-				if sim := similarity(w, n); sim >= bestScore {
+				if sim := similarity(w.words, n.words); sim >= bestScore {
 					best, bestScore = i, sim
 				}
 			}
@@ -243,15 +244,44 @@ func weakenedAssertions(c change) []Finding {
 				continue
 			}
 			used[best] = true
-			now := b.added[best]
-			s0, w0 := strength(w)
-			s1, w1 := strength(code(now.Text))
+			n := now[best]
+			s0, w0 := strength(w.line.code)
+			s1, w1 := strength(n.line.code)
 			switch {
 			case s1 < s0:
-				out = append(out, c.finding("assertion-weakened", Concern, now, "the assertion checks less than the one it replaces ("+strings.TrimSpace(was.Text)+"): it may pass without the behaviour"))
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion checks less than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): it may pass without the behaviour"))
 			case s1 == s0 && w1 > w0:
-				out = append(out, c.finding("assertion-weakened", Concern, now, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(was.Text)+"): a wildcard took a value's place"))
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a wildcard took a value's place"))
 			}
+		}
+	}
+	return out
+}
+
+// maxPaired bounds the assertions of a block compared pairwise.
+const maxPaired = 200
+
+// assertLine is an assert-family assertion with what pairing reads of it.
+// refute is left out: a looser refutation is a stricter test.
+type assertLine struct {
+	line  Line
+	macro string
+	words map[string]bool
+}
+
+func asserts(lines []Line) []assertLine {
+	var out []assertLine
+	for _, l := range lines {
+		m := macro(l.code)
+		if m == "" || strings.HasPrefix(m, "refute") {
+			continue
+		}
+		words := map[string]bool{}
+		for _, w := range word.FindAllString(l.code, -1) {
+			words[w] = true
+		}
+		if out = append(out, assertLine{l, m, words}); len(out) == maxPaired {
+			break
 		}
 	}
 	return out
@@ -259,18 +289,12 @@ func weakenedAssertions(c change) []Finding {
 
 var word = regexp.MustCompile(`[A-Za-z_][\w?!]*`)
 
-// macro is an assertion's macro: assert, refute, assert_receive, ...
+// macro is an assertion's macro: assert, refute, assert_receive, ...; ""
+// for a line that is not an assertion.
 func macro(line string) string { return assertion.FindString(strings.TrimSpace(line)) }
 
 // similarity is the share of names two lines have in common (Jaccard).
-func similarity(a, b string) float64 {
-	x, y := map[string]bool{}, map[string]bool{}
-	for _, w := range word.FindAllString(a, -1) {
-		x[w] = true
-	}
-	for _, w := range word.FindAllString(b, -1) {
-		y[w] = true
-	}
+func similarity(x, y map[string]bool) float64 {
 	common := 0
 	for w := range x {
 		if y[w] {
@@ -318,16 +342,16 @@ func asyncOff(c change) []Finding {
 	for _, b := range c.blocks {
 		wasAsync := false
 		for _, l := range b.removed {
-			wasAsync = wasAsync || asyncTrue.MatchString(code(l.Text))
+			wasAsync = wasAsync || asyncTrue.MatchString(l.code)
 		}
 		for _, l := range b.added {
-			line := code(l.Text)
-			off := asyncFalse.MatchString(line) || wasAsync && useCase.MatchString(line) && !asyncTrue.MatchString(line)
+			line := l.code
+			off := (asyncFalse.MatchString(line) && c.file.OldPath != "") || wasAsync && useCase.MatchString(line) && !asyncTrue.MatchString(line)
 			if !off {
 				continue
 			}
-			if what := c.touches(); len(what) > 0 {
-				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(what, ", ")+", which tests running at the same time would share"))
+			if len(c.touched) > 0 {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
 			} else {
 				out = append(out, c.finding("async-disabled", Concern, l, "the module now runs alone, but the diff shows it touching no global state: running serially may only hide a race in the code under test"))
 			}
@@ -336,11 +360,12 @@ func asyncOff(c change) []Finding {
 	return out
 }
 
-func (c change) touches() []string {
+// touches lists the global state lines touch.
+func touches(lines []Line) []string {
 	var what []string
 	for _, g := range globalState {
-		for _, l := range c.all {
-			if g.pattern.MatchString(code(l.Text)) {
+		for _, l := range lines {
+			if g.pattern.MatchString(l.code) {
 				what = append(what, g.what)
 				break
 			}

@@ -67,7 +67,7 @@ func Check(d Diff, job Job) Review {
 	}
 	var out []Finding
 	for _, f := range d.Files {
-		if f.Binary || !elixirFile(f.Path()) && !configFile(f.Path()) {
+		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !configFile(f.Path()) {
 			continue
 		}
 		c := newFileChange(f)

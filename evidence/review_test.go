@@ -125,6 +125,14 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		{"a default kept, the call reformatted", JobAlert, hunk("lib/hexpm/releases.ex", "-    replace? = Keyword.get(opts, :replace, false)", "+    replace? = Keyword.get(opts,  :replace, false)")},
 		{"an owner check rewritten, not removed", JobAlert, hunk("lib/hexpm/releases.ex", "-    if Packages.owner?(package, user) do", "+    if user && Packages.owner?(package, user) do")},
 		{"a flaky rule on an alert fix", JobAlert, hunk("test/a_test.exs", "+    Process.sleep(100)")},
+		{"names that start like a retry", JobFlaky, hunk("test/a_test.exs", "+  alias Hexpm.Polls", "+    poll = insert(:poll)", "+    assert job.retry_count == 1")},
+		{"a refutation made stricter", JobFlaky, hunk("test/a_test.exs", "-    refute_receive {:event, :a}", "+    refute_receive {:event, _}", "-    refute x == 1", "+    refute x")},
+		{"a short refute replaced by a default assert_receive", JobFlaky, hunk("test/a_test.exs", "-    refute_receive :stale, 10", "+    assert_receive {:done, ^ref}")},
+		{"a sleep moved to another place", JobFlaky, "--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,2 +1,1 @@\n-    Process.sleep(10)\n     :ok\n@@ -30,1 +29,2 @@\n     :ok\n+    Process.sleep(10)\n"},
+		{"a new test module that runs alone", JobFlaky, "--- /dev/null\n+++ b/test/new_test.exs\n@@ -0,0 +1,2 @@\n+defmodule NewTest do\n+  use Hexpm.DataCase, async: false\n"},
+		{"a pipeline tightened", JobAlert, hunk("lib/hexpm_web/router.ex", "-    pipe_through [:browser]", "+    pipe_through [:browser, :require_admin]")},
+		{"a pipeline moved", JobAlert, "--- a/lib/hexpm_web/router.ex\n+++ b/lib/hexpm_web/router.ex\n@@ -1,2 +1,1 @@\n-    pipe_through :api\n     get \"/\", A, :a\n@@ -9,1 +8,2 @@\n     get \"/b\", B, :b\n+    pipe_through :api\n"},
+		{"a default of another key", JobAlert, hunk("lib/hexpm_web/controllers/page.ex", `-    page = Map.get(params, "page", 1)`, `+    sort = Map.get(params, "sort", :asc)`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := ParseDiff(strings.NewReader(c.diff))
@@ -134,6 +142,50 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 			if r := Check(d, c.job); r.Verdict != VerdictClean {
 				t.Fatalf("%s: %+v", r.Verdict, r.Findings)
 			}
+		})
+	}
+}
+
+// TestDisguisesWrittenOtherwise: the same disguises as the samples, in the
+// other ways Elixir lets them be written.
+func TestDisguisesWrittenOtherwise(t *testing.T) {
+	hunk := func(path string, lines ...string) string {
+		return "--- a/" + path + "\n+++ b/" + path + "\n@@ -1,20 +1,20 @@\n" + strings.Join(lines, "\n") + "\n"
+	}
+	for _, c := range []struct {
+		name, rule string
+		job        Job
+		diff       string
+	}{
+		{"a sleep of a variable", "sleep-added", JobFlaky, hunk("test/a_test.exs", "+    Process.sleep(delay)")},
+		{"a piped sleep", "sleep-added", JobFlaky, hunk("test/a_test.exs", "+    100 |> Process.sleep()")},
+		{"a sleep without parentheses", "sleep-added", JobFlaky, hunk("test/a_test.exs", "+    Process.sleep 100")},
+		{"a piped await", "call-timeout-raised", JobFlaky, hunk("test/a_test.exs", "-    task |> Task.await()", "+    task |> Task.await(:infinity)")},
+		{"a piped call", "call-timeout-raised", JobFlaky, hunk("test/a_test.exs", "+    pid |> GenServer.call(:sync, 60_000)")},
+		{"a receive timeout on its own line", "receive-timeout-raised", JobFlaky, hunk("test/a_test.exs",
+			"-    assert_receive {:done, %{id: ^id,", "-      status: :ok}}", "+    assert_receive {:done, %{id: ^id,", "+      status: :ok}},", "+      5_000")},
+		{"a skip among other tags", "test-skipped", JobFlaky, hunk("test/a_test.exs", `+  @tag capture_log: true, skip: "flaky"`)},
+		{"a timeout among other tags", "test-timeout-raised", JobFlaky, hunk("test/a_test.exs", "+  @tag capture_log: true, timeout: 120_000")},
+		{"an exclusion over lines", "tag-excluded", JobFlaky, hunk("test/test_helper.exs", "-ExUnit.start()", "+ExUnit.start(", "+  exclude: [", "+    :flaky", "+  ]", "+)")},
+		{"an exclusion in a mix alias", "tag-excluded", JobFlaky, hunk("mix.exs", `-      test: ["ecto.create --quiet", "test"]`, `+      test: ["ecto.create --quiet", "test --exclude flaky"]`)},
+		{"a test file renamed out of mix test's sight", "test-deleted", JobFlaky, "diff --git a/test/a_test.exs b/test/a_test.exs.bak\nsimilarity index 100%\nrename from test/a_test.exs\nrename to test/a_test.exs.bak\n"},
+		{"another assertion macro deleted", "assertion-deleted", JobFlaky, hunk("test/a_test.exs", "-    assert_enqueued worker: Hexpm.Worker", "     :ok")},
+		{"a plug moved and narrowed", "plug-changed", JobAlert, "--- a/lib/hexpm_web/controllers/key_controller.ex\n+++ b/lib/hexpm_web/controllers/key_controller.ex\n@@ -1,3 +1,2 @@\n-  plug :authenticate when action in [:new, :create, :delete]\n   use HexpmWeb, :controller\n@@ -20,2 +19,3 @@\n   def x, do: 1\n+  plug :authenticate when action in [:new]\n"},
+		{"a plug given another role", "plug-changed", JobAlert, hunk("lib/hexpm_web/router.ex", `-    plug :require_role, "admin"`, `+    plug :require_role, "guest"`)},
+		{"a default string changed", "default-changed", JobAlert, hunk("lib/hexpm/accounts.ex", `-    role = Keyword.get(opts, :role, "viewer")`, `+    role = Keyword.get(opts, :role, "editor")`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := ParseDiff(strings.NewReader(c.diff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Check(d, c.job)
+			for _, f := range r.Findings {
+				if f.Rule == c.rule {
+					return
+				}
+			}
+			t.Fatalf("no %s: %+v", c.rule, r.Findings)
 		})
 	}
 }

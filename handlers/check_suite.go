@@ -26,6 +26,7 @@ type FinishedSuite struct {
 	Repo           github.Repo
 	HeadSHA        string
 	App            string // the CI app's slug (its name when the event has none)
+	Suite          string // github.SuiteKey
 	Conclusion     string
 	Pulls          []int
 }
@@ -49,7 +50,7 @@ func ParseFinishedSuite(payload []byte) (ev FinishedSuite, ok bool, err error) {
 	if err != nil {
 		return FinishedSuite{}, false, err
 	}
-	ev = FinishedSuite{InstallationID: raw.GetInstallation().GetID(), Repo: repo, HeadSHA: s.GetHeadSHA(), App: app, Conclusion: s.GetConclusion()}
+	ev = FinishedSuite{InstallationID: raw.GetInstallation().GetID(), Repo: repo, HeadSHA: s.GetHeadSHA(), App: app, Suite: github.SuiteKey(app, s.GetID()), Conclusion: s.GetConclusion()}
 	for _, pr := range s.PullRequests {
 		if n := pr.GetNumber(); n > 0 && len(ev.Pulls) < 10 {
 			ev.Pulls = append(ev.Pulls, n)
@@ -74,11 +75,13 @@ func (h *CheckSuite) Handle(ctx context.Context, _, _ string, payload []byte) er
 	}
 	for _, n := range ev.Pulls {
 		err := h.updatePull(ctx, gh, ev.Repo, n, pullNews{apply: func(p *runs.Pull) {
-			if p.Head == ev.HeadSHA { // a suite of an older head says nothing of this one
+			_, known := p.Suites[ev.Suite]
+			// A suite of an older head says nothing of this one.
+			if p.Head == ev.HeadSHA && (known || len(p.Suites) < runs.MaxSuites) {
 				if p.Suites == nil {
 					p.Suites = map[string]string{}
 				}
-				p.Suites[ev.App] = ev.Conclusion
+				p.Suites[ev.Suite] = ev.Conclusion
 			}
 		}})
 		if err != nil {

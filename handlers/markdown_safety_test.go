@@ -62,7 +62,7 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 		diff, _ := evidence.ParseDiff(strings.NewReader("--- a/test/" + h + "_test.exs\n+++ b/test/" + h + "_test.exs\n@@ -1,2 +1,2 @@\n-  assert x == 1 # " + h + "\n+  Process.sleep(100) # " + h + "\n+  assert x # " + h + "\n"))
 		review := evidence.Check(diff, evidence.JobFlaky)
 		followed := done
-		followed.PR = &runs.Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: runs.PullOpen, Suites: map[string]string{h: "success"}, Reviews: map[string]string{h: "approved"}}
+		followed.PR = &runs.Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: runs.PullOpen, Suites: map[string]string{h: "success"}, Reviews: map[string]runs.Review{h: {State: "approved"}}}
 		followed.PR.SetEvidence(strings.Repeat("c", 40), review, 1)
 		if len(review.Findings) == 0 && !strings.Contains(h, "\n") {
 			t.Fatalf("the hostile diff gave no finding: %+v", review)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/testenv"
@@ -33,7 +34,7 @@ func TestParsePullChange(t *testing.T) {
 func TestParseFinishedSuite(t *testing.T) {
 	head := "1111111111111111111111111111111111111111"
 	ev, ok, err := ParseFinishedSuite(testenv.CheckSuiteEvent(t, head, "github-actions", "failure", 77, 78))
-	want := FinishedSuite{InstallationID: testenv.Installation, Repo: hexpm, HeadSHA: head, App: "github-actions", Conclusion: "failure", Pulls: []int{77, 78}}
+	want := FinishedSuite{InstallationID: testenv.Installation, Repo: hexpm, HeadSHA: head, App: "github-actions", Suite: "github-actions/700", Conclusion: "failure", Pulls: []int{77, 78}}
 	if err != nil || !ok || !reflect.DeepEqual(ev, want) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
@@ -55,7 +56,7 @@ func TestParseFinishedSuite(t *testing.T) {
 
 func TestParseReview(t *testing.T) {
 	ev, ok, err := ParseReview(testenv.ReviewEvent(t, 77, "alice", "APPROVED"))
-	if err != nil || !ok || ev != (Review{InstallationID: testenv.Installation, Repo: hexpm, Number: 77, Reviewer: "alice", State: "approved"}) {
+	if err != nil || !ok || ev != (Review{InstallationID: testenv.Installation, Repo: hexpm, Number: 77, Reviewer: "alice", State: "approved", At: time.Date(2019, 5, 15, 15, 20, 38, 0, time.UTC)}) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
 	bot := testenv.Event(t, "pull_request_review.submitted.json", func(ev map[string]any) {
@@ -64,6 +65,13 @@ func TestParseReview(t *testing.T) {
 	})
 	if _, ok, _ := ParseReview(bot); ok {
 		t.Fatal("a bot's review")
+	}
+	passerBy := testenv.Event(t, "pull_request_review.submitted.json", func(ev map[string]any) {
+		r := ev["review"].(map[string]any)
+		r["state"], r["author_association"] = "approved", "NONE"
+	})
+	if _, ok, _ := ParseReview(passerBy); ok {
+		t.Fatal("the approval of someone with no say in the repository")
 	}
 	dismissed := strings.Replace(string(testenv.ReviewEvent(t, 77, "alice", "approved")), `"action":"submitted"`, `"action":"dismissed"`, 1)
 	if ev, ok, _ := ParseReview([]byte(dismissed)); !ok || ev.State != "dismissed" {

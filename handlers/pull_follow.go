@@ -119,8 +119,12 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 		if err != nil {
 			return err
 		}
-		delete(suites, b.AppSlug) // pitcrew's own check runs are not the CI
-		p.Suites = suites
+		p.Suites = map[string]string{}
+		for k, v := range suites {
+			if !strings.HasPrefix(k, b.AppSlug+"/") && len(p.Suites) < runs.MaxSuites { // pitcrew's own check runs are not the CI
+				p.Suites[k] = v
+			}
+		}
 	}
 	review, err := checkDiff(ctx, gh, repo, p.Number, job)
 	if err != nil {
@@ -137,6 +141,9 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 // checkDiff reviews a pull request's diff with the job's rules.
 func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, number int, job evidence.Job) (evidence.Review, error) {
 	diff, err := gh.PullDiff(ctx, repo, number)
+	if errors.Is(err, github.ErrPullGone) {
+		diff, err = "", nil // deleted between the two reads: nothing to check
+	}
 	if errors.Is(err, github.ErrDiffTooLarge) {
 		return evidence.Review{Verdict: evidence.VerdictNote, Findings: []evidence.Finding{}, NotChecked: "not checked: GitHub will not produce a diff this large"}, nil
 	}

@@ -52,7 +52,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Installation: testenv.Installation, Pulls: map[int]github.PullRequest{}, Diffs: map[int]string{77: c.diff},
-				DiffErrs: map[int]error{77: c.diffErr}, Suites: map[string]string{"github-actions": "success", "pitcrew": "neutral"}}
+				DiffErrs: map[int]error{77: c.diffErr}, Suites: map[string]string{"github-actions/1": "success", "pitcrew/2": "neutral"}}
 			if c.pull != nil {
 				gh.Pulls[77] = *c.pull
 			}
@@ -96,7 +96,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 			if strings.Join(titles, "|") != c.check {
 				t.Fatalf("check runs %q, want %q", titles, c.check)
 			}
-			if c.check != "" && (run.PR.Suites["github-actions"] != "success" || run.PR.Suites["pitcrew"] != "") {
+			if c.check != "" && (run.PR.Suites["github-actions/1"] != "success" || len(run.PR.Suites) != 1) {
 				t.Fatalf("suites %v: the CI's, not pitcrew's own", run.PR.Suites)
 			}
 			// Read again at the same head: nothing is checked twice.

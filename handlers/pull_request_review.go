@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	gogithub "github.com/google/go-github/v66/github"
 
@@ -27,6 +28,7 @@ type Review struct {
 	Number         int
 	Reviewer       string
 	State          string // approved, changes_requested, commented, dismissed
+	At             time.Time
 }
 
 // ParseReview reads a pull_request_review event; ok is false unless a
@@ -42,15 +44,20 @@ func ParseReview(payload []byte) (ev Review, ok bool, err error) {
 		state = "dismissed"
 	}
 	if (raw.GetAction() != "submitted" && raw.GetAction() != "dismissed") || raw.GetInstallation().GetID() <= 0 || raw.GetPullRequest().GetNumber() <= 0 ||
-		user.GetLogin() == "" || user.GetType() == "Bot" {
+		user.GetLogin() == "" || user.GetType() == "Bot" || !maintainer[r.GetAuthorAssociation()] {
 		return Review{}, false, nil
 	}
 	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
 	if err != nil {
 		return Review{}, false, err
 	}
-	return Review{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Number: raw.GetPullRequest().GetNumber(), Reviewer: user.GetLogin(), State: state}, true, nil
+	return Review{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Number: raw.GetPullRequest().GetNumber(), Reviewer: user.GetLogin(), State: state,
+		At: r.GetSubmittedAt().Time}, true, nil
 }
+
+// maintainer are the associations whose reviews count: a passer-by's
+// approval on a public repository says nothing.
+var maintainer = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
 
 // Handle implements githubapp.EventHandler. A comment-only review changes
 // nothing shown, and costs nothing.
@@ -66,19 +73,5 @@ func (h *PullRequestReview) Handle(ctx context.Context, _, _ string, payload []b
 	if err != nil {
 		return err
 	}
-	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) {
-		if p.Reviews == nil {
-			p.Reviews = map[string]string{}
-		}
-		if ev.State == "dismissed" {
-			delete(p.Reviews, ev.Reviewer)
-			return
-		}
-		if _, known := p.Reviews[ev.Reviewer]; known || len(p.Reviews) < maxReviewers {
-			p.Reviews[ev.Reviewer] = ev.State
-		}
-	}})
+	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }})
 }
-
-// maxReviewers bounds the reviewers a followed pull request remembers.
-const maxReviewers = 20

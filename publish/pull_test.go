@@ -30,10 +30,10 @@ func TestTheFollowedPullRequestIsSummedUp(t *testing.T) {
 			[]string{"[PR #77](https://github.com/hexpm/hexpm/pull/77) · CI running · evidence: 1 concern, 1 note", "`test/a_test.exs:12` concern `+ Process.sleep(200)`: a sleep waits", "`test/b_test.exs:2` note"}},
 		{"CI failed, changes requested", pr(func(p *runs.Pull) {
 			p.Suites = map[string]string{"github-actions": "failure", "circleci-checks": "success"}
-			p.Reviews = map[string]string{"alice": "approved", "bob": "changes_requested"}
+			p.Reviews = map[string]runs.Review{"alice": {State: "approved"}, "bob": {State: "changes_requested"}}
 		}), []string{"· CI failed · evidence: 1 concern, 1 note · changes requested"}},
 		{"merged", pr(func(p *runs.Pull) {
-			p.Suites, p.Reviews = map[string]string{"github-actions": "success"}, map[string]string{"alice": "approved"}
+			p.Suites, p.Reviews = map[string]string{"github-actions": "success"}, map[string]runs.Review{"alice": {State: "approved"}}
 			p.State, p.MergedAt = runs.PullMerged, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 		}), []string{"· CI passed · evidence: 1 concern, 1 note · approved · merged 2 Dec"}},
 		{"closed", pr(func(p *runs.Pull) { p.State = runs.PullClosed }), []string{"· CI not reported yet · evidence: 1 concern, 1 note · closed without merging"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -350,4 +351,46 @@ func (c *commandCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (c *commandCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error { c.n++; return next(ctx, cmds) }
+}
+
+// Reviews delivered out of order keep each reviewer's latest verdict, and
+// a dismissal removes only the verdict it dismissed.
+func TestAPullRequestKeepsEachReviewersLatestVerdict(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var p Pull
+	p.AddReview("alice", "changes_requested", t0.Add(2*time.Minute))
+	p.AddReview("alice", "approved", t0) // an older review, delivered late
+	if p.Review() != "changes requested" {
+		t.Fatalf("%v", p.Reviews)
+	}
+	p.AddReview("alice", "dismissed", t0.Add(time.Minute)) // dismissing the older one
+	p.AddReview("bob", "approved", t0)
+	if p.Review() != "changes requested" {
+		t.Fatalf("%v", p.Reviews)
+	}
+	p.AddReview("alice", "dismissed", t0.Add(3*time.Minute))
+	if p.Review() != "approved" || len(p.Reviews) != 1 {
+		t.Fatalf("%v", p.Reviews)
+	}
+	for i := 0; i < 2*MaxReviewers; i++ {
+		p.AddReview(fmt.Sprintf("r%d", i), "approved", t0)
+	}
+	if len(p.Reviews) != MaxReviewers {
+		t.Fatalf("%d reviewers kept", len(p.Reviews))
+	}
+}
+
+// One CI app runs one suite per workflow: a failed one is not hidden by
+// another that passed later.
+func TestCISumsUpEverySuiteOfTheHead(t *testing.T) {
+	for want, suites := range map[string]map[string]string{
+		"failed":  {"github-actions/1": "failure", "github-actions/2": "success"},
+		"running": {"github-actions/1": "success", "circleci-checks/3": ""},
+		"passed":  {"github-actions/1": "success", "github-actions/2": "skipped"},
+		"":        nil,
+	} {
+		if got := (Pull{Suites: suites}).CI(); got != want {
+			t.Errorf("%v: %q, want %q", suites, got, want)
+		}
+	}
 }

@@ -21,12 +21,12 @@ type Pull struct {
 	Head     string    `json:"head,omitempty"`
 	State    string    `json:"state"` // PullOpen, PullMerged, PullClosed or PullGone
 	MergedAt time.Time `json:"merged_at,omitzero"`
-	// Suites are the conclusions of the check suites on Head, by the app
-	// that ran them ("" while one runs).
+	// Suites are the conclusions of the check suites on Head, by
+	// github.SuiteKey ("" while one runs).
 	Suites map[string]string `json:"suites,omitempty"`
-	// Reviews are each reviewer's latest verdict: approved or
-	// changes_requested.
-	Reviews map[string]string `json:"reviews,omitempty"`
+	// Reviews are each reviewer's latest verdict (approved or
+	// changes_requested), by login.
+	Reviews map[string]Review `json:"reviews,omitempty"`
 	// Checked is the head whose diff the evidence read; CheckRunID its
 	// "pitcrew / evidence" check run.
 	Checked    string             `json:"checked,omitempty"`
@@ -45,6 +45,29 @@ type PriorFix struct {
 	MergedAt time.Time `json:"merged_at"`
 }
 
+// Review is a reviewer's latest verdict and when it was given (reviews
+// may be delivered out of order).
+type Review struct {
+	State string    `json:"state"`
+	At    time.Time `json:"at"`
+}
+
+// AddReview records a review unless a later one of the same reviewer is
+// known; a dismissal removes the verdict it dismissed.
+func (p *Pull) AddReview(login, state string, at time.Time) {
+	cur, known := p.Reviews[login]
+	switch {
+	case known && cur.At.After(at):
+	case state == "dismissed":
+		delete(p.Reviews, login)
+	case known || len(p.Reviews) < MaxReviewers:
+		if p.Reviews == nil {
+			p.Reviews = map[string]Review{}
+		}
+		p.Reviews[login] = Review{State: state, At: at}
+	}
+}
+
 // The states of a followed pull request.
 const (
 	PullOpen   = "open"
@@ -54,8 +77,13 @@ const (
 )
 
 // MaxPullFindings bounds the findings a run keeps of its pull request's
-// diff; the check run carries them all.
-const MaxPullFindings = 5
+// diff; the check run carries them all. MaxSuites bounds the check suites
+// and MaxReviewers the reviewers it remembers.
+const (
+	MaxPullFindings = 5
+	MaxSuites       = 30
+	MaxReviewers    = 20
+)
 
 // CI sums the check suites up: passed when every one finished green,
 // failed when one did not, running while one runs; "" when none reported.
@@ -83,11 +111,11 @@ func (p Pull) CI() string {
 // asks for them, else approved when one approved; "" when neither.
 func (p Pull) Review() string {
 	approved := false
-	for _, s := range p.Reviews {
-		if s == "changes_requested" {
+	for _, r := range p.Reviews {
+		if r.State == "changes_requested" {
 			return "changes requested"
 		}
-		approved = approved || s == "approved"
+		approved = approved || r.State == "approved"
 	}
 	if approved {
 		return "approved"

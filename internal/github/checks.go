@@ -186,8 +186,12 @@ func (g *restGitHub) HeadSuites(ctx context.Context, repo Repo, sha string) (map
 		// GitHub makes a suite for every app with checks access on each
 		// push; one that never ran a check run says nothing.
 		if s.GetLatestCheckRunsCount() > 0 {
-			out[s.GetApp().GetSlug()] = s.GetConclusion()
+			out[SuiteKey(s.GetApp().GetSlug(), s.GetID())] = s.GetConclusion()
 		}
 	}
 	return out, nil
 }
+
+// SuiteKey names a check suite by its app and id: one app (GitHub Actions)
+// runs one suite per workflow.
+func SuiteKey(app string, id int64) string { return fmt.Sprintf("%s/%d", app, id) }

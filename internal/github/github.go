@@ -114,7 +114,7 @@ type Checks interface {
 	// every attempt (filter=all).
 	ChecksNamed(ctx context.Context, repo Repo, ref, name string) ([]CICheck, error)
 	// HeadSuites lists the check suites on a commit that ran check runs,
-	// by the app that ran them: its conclusion, "" while it runs.
+	// by SuiteKey: each one's conclusion, "" while it runs.
 	HeadSuites(ctx context.Context, repo Repo, sha string) (map[string]string, error)
 	// CreateCheckRun creates a completed check run on a commit.
 	CreateCheckRun(ctx context.Context, repo Repo, sha string, out CheckOutput) (int64, error)

@@ -235,11 +235,12 @@ func PullSyncEvent(t testing.TB, number int, head string) []byte {
 }
 
 // CheckSuiteEvent is the check_suite.completed example: app's suite
-// concluded on head, a commit of pull requests prs.
+// concluded on head, a commit of pull requests prs. Its id is that of the
+// first suite GitHub.SetHeadSuite puts on a head.
 func CheckSuiteEvent(t testing.TB, head, app, conclusion string, prs ...int) []byte {
 	return Event(t, "check_suite.completed.json", func(ev map[string]any) {
 		s := ev["check_suite"].(map[string]any)
-		s["head_sha"], s["conclusion"] = head, conclusion
+		s["head_sha"], s["conclusion"], s["id"] = head, conclusion, 700
 		s["app"].(map[string]any)["slug"] = app
 		var list []any
 		for _, n := range prs {
