@@ -37,7 +37,7 @@ func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (
 	if err := b.Ledger.FollowPull(ctx, run.Repo, n, run.ID); err != nil {
 		return run, err
 	}
-	return b.pullRead(ctx, gh, run.ID, n, pullNews{reread: true})
+	return b.pullRead(ctx, gh, run.Repo, run.ID, n, pullNews{reread: true})
 }
 
 // updatePull applies an event's news to the pull request number of repo,
@@ -47,7 +47,7 @@ func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Rep
 	if err != nil || runID == "" {
 		return err
 	}
-	run, err := b.pullRead(ctx, gh, runID, number, news)
+	run, err := b.pullRead(ctx, gh, repo.String(), runID, number, news)
 	if err != nil {
 		return err
 	}
@@ -58,17 +58,14 @@ func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Rep
 // on the run as stored: the news first, then, when asked, the pull
 // request, its check suites and, for a head not checked yet, its diff
 // with the "pitcrew / evidence" check run on that head.
-func (b *Base) pullRead(ctx context.Context, gh github.Client, runID string, number int, news pullNews) (runs.Run, error) {
-	run, err := b.Ledger.Get(ctx, runID)
+func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID string, number int, news pullNews) (runs.Run, error) {
+	unlock, err := b.Ledger.Lock(ctx, fmt.Sprintf("pull:%s#%d", strings.ToLower(repoName), number), time.Minute, 2*time.Minute)
 	if err != nil {
 		return runs.Run{}, err
 	}
-	unlock, err := b.Ledger.Lock(ctx, fmt.Sprintf("pull:%s#%d", strings.ToLower(run.Repo), number), time.Minute, 2*time.Minute)
-	if err != nil {
-		return run, err
-	}
 	defer unlock()
-	if run, err = b.Ledger.Get(ctx, runID); err != nil {
+	run, err := b.Ledger.Get(ctx, runID)
+	if err != nil {
 		return run, err
 	}
 	repo, err := github.ParseRepo(run.Repo)

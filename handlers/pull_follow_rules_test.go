@@ -100,7 +100,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 				t.Fatalf("suites %v: the CI's, not pitcrew's own", run.PR.Suites)
 			}
 			// Read again at the same head: nothing is checked twice.
-			again, err := b.pullRead(context.Background(), gh, run.ID, 77, pullNews{reread: true})
+			again, err := b.pullRead(context.Background(), gh, run.Repo, run.ID, 77, pullNews{reread: true})
 			if err != nil || len(gh.Checks) != len(titles) || again.PR.State != c.state {
 				t.Fatalf("read again: %v, %d check runs", err, len(gh.Checks))
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,8 +142,8 @@ func (p *Pull) SetEvidence(head string, r evidence.Review, checkRunID int64) {
 // stores it: https://github.com/owner/name/pull/N); 0 when it is not one.
 func PullNumber(url, repo string) int {
 	rest, ok := strings.CutPrefix(strings.ToLower(url), "https://github.com/"+strings.ToLower(repo)+"/pull/")
-	n := 0
-	if _, err := fmt.Sscanf(rest, "%d", &n); !ok || err != nil || fmt.Sprint(n) != rest {
+	n, err := strconv.Atoi(rest)
+	if !ok || err != nil || n <= 0 || strconv.Itoa(n) != rest {
 		return 0
 	}
 	return n
