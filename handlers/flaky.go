@@ -13,7 +13,7 @@ import (
 // flakyJob reproduces and fixes one flaky test; a label, a CI rerun that
 // passed, or a CI job that retried its tests asks for it.
 var flakyJob = Job{
-	Job:    runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus, Evidence: evidence.JobFlaky},
+	Job:    runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus, Evidence: evidence.JobFlaky, RunLog: evidence.RunLogName},
 	Config: flakyConfig,
 }
 

@@ -1,11 +1,13 @@
 package publish
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -122,6 +124,43 @@ func TestATestThatComesBackAfterItsFixSaysSo(t *testing.T) {
 			_, summary := RenderCheckRun(runs.View{Status: runs.Status{Heading: "CI", Entries: []runs.Entry{c.entry}}, Runs: map[string]runs.Run{"r": c.run}, Now: now})
 			if !strings.Contains(summary, "came back after [PR #77]") {
 				t.Fatalf("the check run lacks it:\n%s", summary)
+			}
+		})
+	}
+}
+
+// What the answer claims stands beside what pitcrew counted in the run's
+// own log: verified, or each difference said plainly.
+func TestClaimedCountsStandBesideMeasuredOnes(t *testing.T) {
+	f, err := os.Open(testenv.Path("evidence", "testdata", "runlogs", "backed.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := evidence.ParseRunLog(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, before, after, six, fifty := int64(8), 2, 0, 6, 50
+	for _, c := range []struct {
+		name     string
+		measured *evidence.Measured
+		runs     *int
+		want     []string
+	}{
+		{"backed", &m, &six, []string{"Measured in the run's log: 2 of 4 runs failed before the fix (seeds `4`, `8`), 0 of 6 after · ✔️ the answer's counts are verified",
+			"5 clean runs after the fix give 95% confidence that the failure rate (50% before) dropped: reached"}},
+		{"inflated", &m, &fifty, []string{"0 of 6 after\n    - the log shows 6 runs after the fix; the answer says 50"}},
+		{"no log", nil, &fifty, []string{"Counts not verified: the run left no evidence log (`pitcrew-evidence.log`)."}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runs.Run{Kind: runs.KindFlaky, State: runs.Completed, Measured: c.measured,
+				Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/9", Seed: &seed, FailuresBefore: &before, FailuresAfter: &after, Runs: c.runs}}
+			body := RenderStatus(runs.View{Status: runs.Status{Label: "flaky", Entries: []runs.Entry{{About: "test/a_test.exs:1", RunID: "r", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r": r}})
+			for _, w := range c.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("lacks %q:\n%s", w, body)
+				}
 			}
 		})
 	}

@@ -155,6 +155,9 @@ func describeResult(r runs.Run, link string) string {
 			fmt.Fprintf(&b, " (%d verification runs)", *res.Runs)
 		}
 	}
+	if r.Kind == runs.KindFlaky || r.Kind == "" {
+		b.WriteString(measuredLines(r, res))
+	}
 	b.WriteString(pullLine(r))
 	return b.String()
 }

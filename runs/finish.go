@@ -1,12 +1,14 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
 
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -63,13 +65,17 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 			}
 		}
 	case ses.Status == sandbox.StatusCompleted:
+		measured, err := f.readRunLog(ctx, ses, f.Jobs(run.Kind).RunLog)
+		if err != nil {
+			return run, err
+		}
 		res, perr := prompts.ParseResult(ses.Result)
 		to = Completed
 		if perr == nil && res.Outcome == prompts.OutcomeNotReproduced {
 			to = NotReproduced
 		}
 		change = func(r *Run) {
-			r.Answer = prompts.KeepAnswer(ses.Result)
+			r.Answer, r.Measured = prompts.KeepAnswer(ses.Result), measured
 			if perr != nil {
 				// Agents do not always end with the block: keep what the
 				// text says, the pull requests it links and the answer.
@@ -126,4 +132,32 @@ func (f *Finisher) storeReport(ctx context.Context, runID string, ses sandbox.Se
 		return true, f.Ledger.SaveReport(ctx, runID, report)
 	}
 	return false, nil
+}
+
+// readRunLog downloads and counts the session's run log (found through the
+// session read, like any artifact); nil when the job keeps none or the
+// session left none. Only a download that may work on a retry is an error.
+func (f *Finisher) readRunLog(ctx context.Context, ses sandbox.Session, name string) (*evidence.Measured, error) {
+	if name == "" {
+		return nil, nil
+	}
+	for _, a := range ses.Artifacts {
+		if a.Name != name {
+			continue
+		}
+		log, err := f.Sandbox.Download(ctx, a.URL)
+		if sandbox.IsPermanent(err) {
+			zerolog.Ctx(ctx).Warn().Err(err).Msg("the run's evidence log could not be downloaded")
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		m, err := evidence.ParseRunLog(bytes.NewReader(log))
+		if err != nil {
+			return nil, nil
+		}
+		return &m, nil
+	}
+	return nil, nil
 }

@@ -38,6 +38,9 @@ type Job struct {
 	// Evidence names the rules the diff of a pull request its runs open is
 	// checked with; "" follows no pull request.
 	Evidence evidence.Job
+	// RunLog is the artifact its runs keep every test command in
+	// (evidence.RunLogName); pitcrew counts from it itself. "" for none.
+	RunLog string
 }
 
 // Jobs finds a job by its kind.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/prompts"
 )
 
@@ -55,6 +56,9 @@ type Run struct {
 	AnswerPRs []string `json:"answer_prs,omitempty"`
 	// PR is the pull request the run opened, as pitcrew follows it.
 	PR *Pull `json:"pr,omitempty"`
+	// Measured is what pitcrew counted in the run's own log (Job.RunLog);
+	// nil when the job keeps none or the run left none.
+	Measured *evidence.Measured `json:"measured,omitempty"`
 	// PriorFix is the merged fix of the key's previous run, when this run
 	// is there because the trouble came back after it.
 	PriorFix *PriorFix `json:"prior_fix,omitempty"`

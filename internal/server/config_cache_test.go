@@ -24,7 +24,7 @@ func TestConfigIsCachedUntilAPushChangesIt(t *testing.T) {
 	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 92, "test/third_test.exs:4", ""))
 	h.eventually("the third run", func() bool { return h.sandbox.SessionCount() == 3 })
 	reqs, _ := h.sandbox.StartRequests()
-	if !strings.Contains(reqs[2].Input, "Run the test 70 times") || h.gh.Count(opContents) != 2 {
+	if !strings.Contains(reqs[2].Input, "at least 70 and at most 500") || h.gh.Count(opContents) != 2 {
 		t.Fatalf("the changed configuration was not read again (%d reads)", h.gh.Count(opContents))
 	}
 }

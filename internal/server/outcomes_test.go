@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,25 @@ func TestStatusPageShowsRunsAndDeliveries(t *testing.T) {
 	}
 	if !strings.Contains(guarded.get("/?token=status-secret"), "No runs yet") {
 		t.Fatal("with the token the page is not shown")
+	}
+}
+
+// The counts a fix claims stand beside those pitcrew reads in the run's
+// own evidence log, downloaded from the session like any artifact.
+func TestTheRunsEvidenceLogIsCountedByPitcrew(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(27)
+	log, err := os.ReadFile(testenv.Path("evidence", "testdata", "runlogs", "backed.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.sandbox.AddArtifact("ses_1", "pitcrew-evidence.log", string(log))
+	h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer) // claims seed 48213, 7 failures before and 50 runs
+	h.eventually("the measured counts", h.commentContains(27, "Measured in the run's log: 2 of 4 runs failed before the fix"))
+	body := h.statusComment(27).Body
+	for _, want := range []string{"the log shows 6 runs after the fix; the answer says 50", "seed 48213 failed in none of the log's runs before the fix"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("lacks %q:\n%s", want, body)
+		}
 	}
 }

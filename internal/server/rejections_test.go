@@ -123,7 +123,7 @@ func TestConfiguredLabelAndOrgDefaults(t *testing.T) {
 	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky-test", "alice", 14, "test/b_test.exs:2", ""))
 	h.eventually("both deliveries handled", func() bool { return strings.Count(h.logs.String(), "delivery handled") == 2 })
 	reqs, _ := h.sandbox.StartRequests()
-	if len(reqs) != 1 || !strings.Contains(reqs[0].Input, "test/b_test.exs:2") || !strings.Contains(reqs[0].Input, "Run the test 80 times") {
+	if len(reqs) != 1 || !strings.Contains(reqs[0].Input, "test/b_test.exs:2") || !strings.Contains(reqs[0].Input, "at least 80 and at most 500") {
 		t.Fatalf("want one run, for the configured label, with verify_runs from the org configuration; got %d", len(reqs))
 	}
 	if len(h.gh.Comments("hexpm/hexpm", 13)) != 0 {

@@ -1,0 +1,114 @@
+package evidence
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestParseRunLogOnRealMixTestOutput reads run logs made of real mix test
+// output (testdata/runlogs/make.sh) and checks every count.
+func TestParseRunLogOnRealMixTestOutput(t *testing.T) {
+	read := func(name string) Measured {
+		f, err := os.Open("testdata/runlogs/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		m, err := ParseRunLog(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	backed := read("backed.log")
+	want := map[Phase]PhaseCount{
+		PhaseBefore: {Runs: 4, FailedRuns: 2, Seeds: []int64{4, 2, 8, 5}, FailingSeeds: []int64{4, 8}, FailingTests: []string{"test/racy_a_test.exs:27", "test/racy_a_test.exs:14"}},
+		PhaseAfter:  {Runs: 6, Seeds: []int64{2, 5, 2, 8, 2, 5}},
+		PhaseFile:   {Runs: 1, Seeds: []int64{2}},
+		PhaseSuite:  {Runs: 1, Seeds: []int64{5}},
+	}
+	for p, w := range want {
+		if got := backed.Phase(p); !reflect.DeepEqual(got, w) {
+			t.Errorf("backed.log %s: %+v, want %+v", p, got, w)
+		}
+	}
+	still := read("still_failing.log")
+	if a := still.Phase(PhaseAfter); a.Runs != 2 || a.FailedRuns != 1 || !reflect.DeepEqual(a.FailingSeeds, []int64{1}) {
+		t.Errorf("still_failing.log after: %+v", a)
+	}
+	unmarked := read("unmarked.log")
+	if unmarked.Unmarked != 2 || unmarked.Phase(PhaseAfter).Runs != 1 || unmarked.Phase(PhaseBefore).Runs != 0 {
+		t.Errorf("unmarked.log: %+v", unmarked)
+	}
+}
+
+func TestRunsNeeded(t *testing.T) {
+	for p, want := range map[float64]int{0.10: 29, 0.05: 59, 0.02: 149, 0.5: 5, 0: 0, 1: 0, -0.1: 0} {
+		if got := RunsNeeded(p); got != want {
+			t.Errorf("p=%v: %d, want %d", p, got, want)
+		}
+	}
+}
+
+func TestARunLogPastTheBoundIsCut(t *testing.T) {
+	log := `=== pitcrew run phase=after cmd="mix test"` + "\n" + strings.Repeat("x", maxRunLogBytes+10) + "\n"
+	m, err := ParseRunLog(strings.NewReader(log))
+	if err != nil || !m.Truncated {
+		t.Fatalf("%+v %v", m, err)
+	}
+}
+
+func FuzzParseRunLog(f *testing.F) {
+	b, _ := os.ReadFile("testdata/runlogs/backed.log")
+	f.Add(string(b))
+	f.Add("=== pitcrew run phase=after cmd=\"x\"\n3 tests, 1 failure\n\nRandomized with seed 9\n")
+	f.Fuzz(func(t *testing.T, log string) {
+		m, err := ParseRunLog(strings.NewReader(log))
+		if err != nil {
+			return
+		}
+		for p, c := range m.Phases {
+			if c.FailedRuns > c.Runs || len(c.Seeds) > maxSeedsKept || len(c.FailingSeeds) > maxListed || len(c.FailingTests) > maxListed {
+				t.Fatalf("%s: %+v", p, c)
+			}
+		}
+	})
+}
+
+func TestVerifySetsTheClaimBesideTheLog(t *testing.T) {
+	f, _ := os.Open("testdata/runlogs/backed.log")
+	defer f.Close()
+	m, err := ParseRunLog(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := func(i int) *int { return &i }
+	seed := func(s int64) *int64 { return &s }
+	for _, c := range []struct {
+		name     string
+		claim    Claim
+		verified bool
+		differ   []string
+	}{
+		{"what the log shows", Claim{Seed: seed(8), FailuresBefore: n(2), FailuresAfter: n(0), Runs: n(6)}, true, nil},
+		{"an inflated count", Claim{Seed: seed(8), FailuresBefore: n(2), FailuresAfter: n(0), Runs: n(50)}, false, []string{"the log shows 6 runs after the fix; the answer says 50"}},
+		{"a seed that never failed", Claim{Seed: seed(2)}, false, []string{"seed 2 failed in none of the log's runs before the fix"}},
+		{"a seed the after-runs skipped", Claim{Seed: seed(4)}, false, []string{"no run after the fix used seed 4"}},
+		{"no claim at all", Claim{}, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := Verify(m, c.claim)
+			if v.Verified != c.verified || !reflect.DeepEqual(v.Differences, c.differ) || v.Needed != 5 || !v.Enough {
+				t.Fatalf("%+v", v)
+			}
+		})
+	}
+	still, _ := os.Open("testdata/runlogs/still_failing.log")
+	defer still.Close()
+	sm, _ := ParseRunLog(still)
+	if v := Verify(sm, Claim{}); v.Verified || v.Enough || !reflect.DeepEqual(v.Differences, []string{"1 of 2 runs after the fix failed", "the test's file was not run after the fix", "the suite was not run after the fix"}) {
+		t.Fatalf("%+v", v)
+	}
+}

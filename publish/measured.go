@@ -1,0 +1,55 @@
+package publish
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// measuredLines set what the answer claims beside what pitcrew counted in
+// the run's own log, for a run whose job keeps one: verified, or each
+// difference said plainly, and whether the after-runs are enough.
+func measuredLines(r runs.Run, res *prompts.Result) string {
+	if r.Measured == nil {
+		return "\n  - Counts not verified: the run left no evidence log (`" + evidence.RunLogName + "`)."
+	}
+	m := *r.Measured
+	before, after := m.Phase(evidence.PhaseBefore), m.Phase(evidence.PhaseAfter)
+	v := evidence.Verify(m, evidence.Claim{Seed: res.Seed, FailuresBefore: res.FailuresBefore, FailuresAfter: res.FailuresAfter, Runs: res.Runs})
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n  - Measured in the run's log: %d of %d runs failed before the fix", before.FailedRuns, before.Runs)
+	if len(before.FailingSeeds) > 0 {
+		fmt.Fprintf(&b, " (seeds %s)", seedList(before.FailingSeeds))
+	}
+	fmt.Fprintf(&b, ", %d of %d after", after.FailedRuns, after.Runs)
+	if v.Verified {
+		b.WriteString(" · ✔️ the answer's counts are verified")
+	}
+	for _, d := range v.Differences {
+		b.WriteString("\n    - " + d)
+	}
+	if v.Needed > 0 {
+		fmt.Fprintf(&b, "\n    - %d clean runs after the fix give 95%% confidence that the failure rate (%s before) dropped: ", v.Needed, evidence.Percent(before.FailureRate()))
+		if v.Enough {
+			b.WriteString("reached")
+		} else {
+			fmt.Fprintf(&b, "not reached (%d clean of %d)", after.Runs-after.FailedRuns, v.Needed)
+		}
+	}
+	return b.String()
+}
+
+func seedList(seeds []int64) string {
+	parts := make([]string, 0, 5)
+	for i, s := range seeds {
+		if i == 5 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("`%d`", s))
+	}
+	return strings.Join(parts, ", ")
+}
