@@ -112,3 +112,20 @@ func TestVerifySetsTheClaimBesideTheLog(t *testing.T) {
 		t.Fatalf("%+v", v)
 	}
 }
+
+func TestVerifyRegression(t *testing.T) {
+	phases := func(before, beforeFailed, after, afterFailed int) Measured {
+		return Measured{Phases: map[Phase]*PhaseCount{PhaseBefore: {Runs: before, FailedRuns: beforeFailed}, PhaseAfter: {Runs: after, FailedRuns: afterFailed}}}
+	}
+	for want, m := range map[string]Measured{
+		"": phases(1, 1, 1, 0),
+		"the log shows no run of the new test on the unfixed code":                            phases(0, 0, 1, 0),
+		"the new test passed on the unfixed code, so it does not show the production failure": phases(2, 0, 1, 0),
+		"the log shows no run of the new test on the fix":                                     phases(1, 1, 0, 0),
+		"the new test failed in 1 of 3 runs on the fix":                                       phases(1, 1, 3, 1),
+	} {
+		if got := VerifyRegression(m); got != want {
+			t.Errorf("%+v: %q, want %q", m, got, want)
+		}
+	}
+}

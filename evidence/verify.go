@@ -72,3 +72,21 @@ func runsWord(n int) string {
 	}
 	return "runs"
 }
+
+// VerifyRegression reads an alert fix's log: its new test must fail on the
+// unfixed code and pass on the fix. "" when the log shows that; otherwise
+// what it shows instead.
+func VerifyRegression(m Measured) string {
+	before, after := m.Phase(PhaseBefore), m.Phase(PhaseAfter)
+	switch {
+	case before.Runs == 0:
+		return "the log shows no run of the new test on the unfixed code"
+	case before.FailedRuns == 0:
+		return "the new test passed on the unfixed code, so it does not show the production failure"
+	case after.Runs == 0:
+		return "the log shows no run of the new test on the fix"
+	case after.FailedRuns > 0:
+		return fmt.Sprintf("the new test failed in %d of %d runs on the fix", after.FailedRuns, after.Runs)
+	}
+	return ""
+}

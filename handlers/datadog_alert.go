@@ -22,7 +22,7 @@ import (
 
 // datadogJob fixes the bug behind a Datadog monitor alert.
 var datadogJob = Job{
-	Job:    runs.Job{Kind: runs.KindAlert, Prompt: "alert", Connections: []string{"datadog"}, Render: publish.RenderAlert, Evidence: evidence.JobAlert},
+	Job:    runs.Job{Kind: runs.KindAlert, Prompt: "alert", Connections: []string{"datadog"}, Render: publish.RenderAlert, Evidence: evidence.JobAlert, RunLog: evidence.RunLogName},
 	Config: datadogConfig,
 	Source: &Source{
 		Source:    hook.Source{Name: "datadog", Title: "Datadog", Auth: hook.Auth{Header: "X-Pitcrew-Token"}, MaxBody: alerts.MaxBody, Accept: acceptDatadog},

@@ -26,7 +26,7 @@ import (
 // run, one tracking issue) per Sentry issue. A Sentry internal integration
 // posts to /api/sentry/hook, signing the raw body with its client secret.
 var sentryJob = Job{
-	Job:    runs.Job{Kind: kindSentry, Prompt: "sentry", Render: publish.RenderAlert, Evidence: evidence.JobAlert},
+	Job:    runs.Job{Kind: kindSentry, Prompt: "sentry", Render: publish.RenderAlert, Evidence: evidence.JobAlert, RunLog: evidence.RunLogName},
 	Config: sentryConfig,
 	Source: &Source{
 		Source: hook.Source{Name: "sentry", Title: "Sentry", Auth: hook.Auth{Header: "Sentry-Hook-Signature", HMAC: true},

@@ -146,3 +146,17 @@ func TestFlakyPromptNamesTheFixTheTestCameBackAfter(t *testing.T) {
 		t.Fatal("a prior fix that is not a pull request URL was rendered")
 	}
 }
+
+func TestAlertPromptsAskForTheRegressionTestsLog(t *testing.T) {
+	for _, name := range []string{"alert", "sentry"} {
+		b, err := files.ReadFile(name + ".md.tmpl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"pitcrew-evidence.log", "=== pitcrew run phase=PHASE cmd=", "`before` (the new test on the unfixed code)"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s prompt lacks %q", name, want)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -44,6 +45,9 @@ func RenderAlert(v runs.View) string {
 		}
 		b.WriteString("\n")
 	}
+	if r.State.Terminal() && res != nil && res.Outcome == prompts.OutcomeFixed {
+		b.WriteString(regressionLine(r) + "\n")
+	}
 	if line := pullLine(r); line != "" {
 		b.WriteString(strings.TrimPrefix(line, "\n") + "\n")
 	}
@@ -67,4 +71,15 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// regressionLine says what the run's own log shows of its regression test.
+func regressionLine(r runs.Run) string {
+	if r.Measured == nil {
+		return "\nRegression test not verified: the run left no evidence log (`" + evidence.RunLogName + "`)."
+	}
+	if problem := evidence.VerifyRegression(*r.Measured); problem != "" {
+		return "\nRegression test: " + problem + "."
+	}
+	return "\nRegression test ✔️ verified in the run's log: it fails on the unfixed code and passes on the fix."
 }

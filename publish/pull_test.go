@@ -165,3 +165,19 @@ func TestClaimedCountsStandBesideMeasuredOnes(t *testing.T) {
 		})
 	}
 }
+
+func TestAnAlertFixSaysWhatItsRegressionTestShows(t *testing.T) {
+	fixed := &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/9"}
+	red := evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{evidence.PhaseBefore: {Runs: 1, FailedRuns: 1}, evidence.PhaseAfter: {Runs: 1}}}
+	green := evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{evidence.PhaseBefore: {Runs: 1}, evidence.PhaseAfter: {Runs: 1}}}
+	for want, m := range map[string]*evidence.Measured{
+		"Regression test ✔️ verified in the run's log: it fails on the unfixed code and passes on the fix.":     &red,
+		"Regression test: the new test passed on the unfixed code, so it does not show the production failure.": &green,
+		"Regression test not verified: the run left no evidence log (`pitcrew-evidence.log`).":                  nil,
+	} {
+		r := runs.Run{State: runs.Completed, Result: fixed, Measured: m}
+		if body := RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{RunID: "r", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r": r}}); !strings.Contains(body, want) {
+			t.Errorf("lacks %q:\n%s", want, body)
+		}
+	}
+}
