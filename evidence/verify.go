@@ -60,6 +60,9 @@ func Verify(m Measured, c Claim) Verification {
 	if m.Phase(PhaseSuite).Runs == 0 {
 		differ("the suite was not run after the fix")
 	}
+	if m.Truncated {
+		differ("the log is longer than pitcrew reads (%d MiB): it was counted up to there", maxRunLogBytes>>20)
+	}
 	v.Needed = RunsNeeded(before.FailureRate())
 	v.Enough = before.FailedRuns > 0 && after.FailedRuns == 0 && after.Runs >= v.Needed
 	v.Verified = len(v.Differences) == 0
