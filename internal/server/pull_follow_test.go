@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -57,19 +59,38 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 	if !strings.Contains(string(out), `"annotation_level":"warning"`) || !strings.Contains(string(out), `"start_line":42`) || !strings.Contains(string(out), `"title":"sleep-added"`) {
 		t.Fatalf("evidence output: %s", out)
 	}
-	calls := map[string]int{}
-	for _, r := range h.gh.Requests()[before:] {
-		if !strings.HasSuffix(r.Operation, "/access_tokens") {
-			calls[r.Method+" "+r.Operation]++
+	// Each step's GitHub calls: reading the pull request, its diff and its
+	// head's suites and posting the check run only on a head not seen.
+	const (
+		getPull, getSuites, postCheck = "GET /repos/{owner}/{repo}/pulls/{pull_number}", "GET /repos/{owner}/{repo}/commits/{ref}/check-suites", "POST /repos/{owner}/{repo}/check-runs"
+		editComment                   = "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"
+	)
+	step := func(name string, want map[string]int) {
+		t.Helper()
+		got := map[string]int{}
+		for _, r := range h.gh.Requests()[before:] {
+			if !strings.HasSuffix(r.Operation, "/access_tokens") {
+				got[r.Method+" "+r.Operation]++
+			}
+		}
+		before = len(h.gh.Requests())
+		t.Logf("GitHub calls for %s: %v", name, got)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("GitHub calls for %s: %v, want %v", name, got, want)
 		}
 	}
-	t.Logf("GitHub calls to report the outcome and follow the pull request: %v", calls)
+	step("the outcome, following the pull request", map[string]int{getPull: 2, getSuites: 1, postCheck: 1, editComment: 1})
 
 	// The CI finishes on the head: the comment says so.
 	h.deliver("check_suite", testenv.DeliveryID(), testenv.CheckSuiteEvent(t, head1, "github-actions", "success", 1234))
 	h.eventually("CI passed", h.commentContains(30, "· CI passed · evidence: 1 concern"))
-	// A suite of pitcrew's own check runs is not the CI.
+	step("a CI verdict", map[string]int{editComment: 1})
+	// A suite of pitcrew's own check runs is not the CI: nothing to read or write.
 	h.deliver("check_suite", testenv.DeliveryID(), testenv.CheckSuiteEvent(t, head1, "pitcrew", "neutral", 1234))
+	h.eventually("pitcrew's suite handled", func() bool {
+		return len(regexp.MustCompile(`"github_event_type":"check_suite"[^\n]*"delivery handled"`).FindAllString(h.logs.String(), -1)) == 2
+	})
+	step("pitcrew's own suite", map[string]int{})
 
 	// A push replaces the sleep with a real fix: checked again, on the new head.
 	h.gh.SetPull(1234, head2, "open", false, diffSample(t, "flaky/real_fix_sync.diff"))
@@ -78,9 +99,11 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 	if checks := h.evidenceRuns(); len(checks) != 2 || checks[1]["head_sha"] != head2 || checks[1]["conclusion"] != "success" {
 		t.Fatalf("evidence check runs after the push: %+v", checks)
 	}
+	step("a push", map[string]int{getPull: 2, getSuites: 1, postCheck: 1, editComment: 1})
 
 	h.deliver("pull_request_review", testenv.DeliveryID(), testenv.ReviewEvent(t, 1234, "alice", "approved"))
 	h.eventually("approved", h.commentContains(30, "· evidence: clean · approved"))
+	step("a review", map[string]int{editComment: 1})
 
 	h.gh.SetPull(1234, head2, "closed", true, diffSample(t, "flaky/real_fix_sync.diff"))
 	h.deliver("pull_request", testenv.DeliveryID(), testenv.Event(t, "pull_request.closed.json", func(ev map[string]any) {
@@ -88,6 +111,9 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 		pr["number"], pr["merged"] = 1234, true
 	}))
 	h.eventually("merged", h.commentContains(30, "· approved · merged 2 Dec"))
+	// The merge reads the pull request again; the list of its files is the
+	// migration job's look at every merge.
+	step("the merge", map[string]int{getPull: 1, "GET /repos/{owner}/{repo}/pulls/{pull_number}/files": 1, editComment: 1})
 	if n := len(h.evidenceRuns()); n != 2 {
 		t.Fatalf("%d evidence check runs: a merge of a checked head checks nothing again", n)
 	}
