@@ -24,6 +24,12 @@ func (h *harness) evidenceRuns() []map[string]any {
 	return out
 }
 
+// handled reports whether n deliveries of the event type were handled.
+func (h *harness) handled(event string, n int) func() bool {
+	re := regexp.MustCompile(`"github_event_type":"` + event + `"[^\n]*"delivery handled"`)
+	return func() bool { return len(re.FindAllString(h.logs.String(), -1)) == n }
+}
+
 func diffSample(t *testing.T, name string) string {
 	b, err := os.ReadFile(testenv.Path("evidence", "testdata", name))
 	if err != nil {
@@ -87,9 +93,7 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 	step("a CI verdict", map[string]int{editComment: 1})
 	// A suite of pitcrew's own check runs is not the CI: nothing to read or write.
 	h.deliver("check_suite", testenv.DeliveryID(), testenv.CheckSuiteEvent(t, head1, "pitcrew", "neutral", 1234))
-	h.eventually("pitcrew's suite handled", func() bool {
-		return len(regexp.MustCompile(`"github_event_type":"check_suite"[^\n]*"delivery handled"`).FindAllString(h.logs.String(), -1)) == 2
-	})
+	h.eventually("pitcrew's suite handled", h.handled("check_suite", 2))
 	step("pitcrew's own suite", map[string]int{})
 
 	// A push replaces the sleep with a real fix: checked again, on the new head.
@@ -111,6 +115,9 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 		pr["number"], pr["merged"] = 1234, true
 	}))
 	h.eventually("merged", h.commentContains(30, "· approved · merged 2 Dec"))
+	// The comment is edited before the merge's files are read: wait for the
+	// whole delivery, the push's and the merge's.
+	h.eventually("the merge handled", h.handled("pull_request", 2))
 	// The merge reads the pull request again; the list of its files is the
 	// migration job's look at every merge.
 	step("the merge", map[string]int{getPull: 1, "GET /repos/{owner}/{repo}/pulls/{pull_number}/files": 1, editComment: 1})
