@@ -10,18 +10,7 @@ import (
 // TestParseRunLogOnRealMixTestOutput reads run logs made of real mix test
 // output (testdata/runlogs/make.sh) and checks every count.
 func TestParseRunLogOnRealMixTestOutput(t *testing.T) {
-	read := func(name string) Measured {
-		f, err := os.Open("testdata/runlogs/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		m, err := ParseRunLog(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	read := func(name string) Measured { return *readRunLog(t, name) }
 	backed := read("backed.log")
 	want := map[Phase]PhaseCount{
 		PhaseBefore: {Runs: 4, FailedRuns: 2, Seeds: []int64{4, 2, 8, 5}, FailingSeeds: []int64{4, 8}, FailingTests: []string{"test/racy_a_test.exs:27", "test/racy_a_test.exs:14"}},

@@ -47,3 +47,29 @@ run() { mark "$1" "$2"; cat "$logs/$3"; }
   run warmup "mix test" pass_seed_2.txt
   run after "mix test test/racy_a_test.exs:27" pass_seed_2.txt
 } >"$here/unmarked.log"
+
+# Independent verifications: the failing seed on the pull request's base
+# (phase before), on its head (after), then the after-loop on the head.
+# One that agrees with the fix: seed 8 fails on the base, passes on the head.
+{
+  run before "git checkout BASE && mix test test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt
+  mark after "git checkout HEAD && mix test test/racy_a_test.exs:27 --seed 8"
+  cat "$here/pass_seed_8.txt"
+  mark after 'for i in 1 2 3 4; do mix test test/racy_a_test.exs:27; done'
+  cat "$logs/pass_seed_2.txt" "$logs/pass_seed_5.txt" "$logs/pass_seed_2.txt" "$logs/pass_seed_5.txt"
+} >"$here/verify_agrees.log"
+
+# One where the seed passes on the base too (the failure did not
+# reproduce), and one where the seed still fails on the head.
+{
+  mark before "git checkout BASE && mix test test/racy_a_test.exs:27 --seed 8"
+  cat "$here/pass_seed_8.txt"
+  mark after "git checkout HEAD && mix test test/racy_a_test.exs:27 --seed 8"
+  cat "$here/pass_seed_8.txt"
+  run after "mix test test/racy_a_test.exs:27" pass_seed_2.txt
+} >"$here/verify_base_green.log"
+{
+  run before "git checkout BASE && mix test test/racy_a_test.exs:27 --seed 4" fail_seed_4.txt
+  run after "git checkout HEAD && mix test test/racy_a_test.exs:27 --seed 4" fail_seed_4.txt
+  run after "mix test test/racy_a_test.exs:27" pass_seed_5.txt
+} >"$here/verify_head_red.log"
