@@ -31,8 +31,8 @@ var templates = template.Must(template.New("").Option("missingkey=error").ParseF
 func Has(name string) bool { return templates.Lookup(name+".md.tmpl") != nil }
 
 // Render writes the prompt name with input, which is the input type its
-// template takes: FlakyInput, MigrationInput, or AlertInput for the
-// prompt of any alert source. Input that did not come through validation
+// template takes: FlakyInput, MigrationInput, VerifyInput, or AlertInput
+// for the prompt of any alert source. Input that did not come through validation
 // is refused.
 func Render(name string, input any) (string, error) {
 	t := templates.Lookup(name + ".md.tmpl")
@@ -47,6 +47,8 @@ func Render(name string, input any) (string, error) {
 	case MigrationInput:
 		fields, err = in.fields()
 	case AlertInput:
+		fields, err = in.fields()
+	case VerifyInput:
 		fields, err = in.fields()
 	default:
 		err = fmt.Errorf("prompts: %T is not a prompt input", input)
@@ -101,6 +103,34 @@ func (in FlakyInput) fields() (any, error) {
 		"Path": in.Test.Path, "Line": in.Test.Line, "VerifyRuns": in.VerifyRuns,
 		"PriorFix": in.PriorFix, "PriorFixMerged": in.PriorFixMerged.UTC().Format("2 January 2006"),
 	}, nil
+}
+
+// VerifyInput is everything the prompt of an independent verification of
+// a flaky-test fix may contain: the fix's pull request, its base and head
+// commits, the test, the seed that failed and how many runs to make.
+type VerifyInput struct {
+	Repo       string // owner/name
+	PR         int
+	Base, Head string // commit SHAs
+	Test       exunit.TestRef
+	Seed       int64
+	Runs       int
+}
+
+func (in VerifyInput) fields() (any, error) {
+	switch {
+	case !repoName.MatchString(in.Repo) || in.PR <= 0:
+		return nil, fmt.Errorf("prompts: invalid repository %q or pull request %d", in.Repo, in.PR)
+	case !commitSHA.MatchString(in.Base) || !commitSHA.MatchString(in.Head):
+		return nil, fmt.Errorf("prompts: invalid base or head commit")
+	case in.Seed < 0 || in.Runs < 1 || in.Runs > 500:
+		return nil, fmt.Errorf("prompts: seed %d or runs %d out of range", in.Seed, in.Runs)
+	}
+	if _, err := exunit.ParseTestRef(in.Test.String()); err != nil {
+		return nil, fmt.Errorf("prompts: invalid test reference: %w", err)
+	}
+	return map[string]any{"Repo": in.Repo, "PR": in.PR, "Base": in.Base, "Head": in.Head,
+		"Test": in.Test.String(), "Path": in.Test.Path, "Seed": in.Seed, "Runs": in.Runs}, nil
 }
 
 // MigrationInput is everything the slow-query prompt may contain.

@@ -160,3 +160,30 @@ func TestAlertPromptsAskForTheRegressionTestsLog(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyPromptChecksOutBaseAndHeadAndChangesNothing(t *testing.T) {
+	base, head := strings.Repeat("b", 40), strings.Repeat("c", 40)
+	ref := exunit.TestRef{Path: "test/hexpm/repository/package_search_test.exs", Line: 42}
+	in := VerifyInput{Repo: "hexpm/hexpm", PR: 1234, Base: base, Head: head, Test: ref, Seed: 4242, Runs: 149}
+	p, err := Render("verify", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pull\nrequest #1234", "git checkout " + base, "git checkout " + head, "mix test test/hexpm/repository/package_search_test.exs:42 --seed 4242",
+		"149 times on the head", "You change no code, commit nothing and open no pull request", "phase=PHASE", "`before` for the run on the base", "pitcrew-evidence.log"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	for _, bad := range []VerifyInput{
+		{Repo: "hexpm/hexpm", PR: 1234, Base: "main; rm -rf /", Head: head, Test: ref, Seed: 1, Runs: 10},
+		{Repo: "hexpm/hexpm", PR: 0, Base: base, Head: head, Test: ref, Seed: 1, Runs: 10},
+		{Repo: "hexpm/hexpm", PR: 1234, Base: base, Head: head, Test: ref, Seed: -1, Runs: 10},
+		{Repo: "hexpm/hexpm", PR: 1234, Base: base, Head: head, Test: ref, Seed: 1, Runs: 501},
+		{Repo: "hexpm/hexpm", PR: 1234, Base: base, Head: head, Test: exunit.TestRef{Path: "../x_test.exs", Line: 1}, Seed: 1, Runs: 10},
+	} {
+		if _, err := Render("verify", bad); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+}
