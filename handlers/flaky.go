@@ -33,12 +33,18 @@ type FlakyConfig struct {
 	// InJobRetries looks for jobs that passed after their tests failed
 	// (mix test || mix test --failed): one extra call per workflow run.
 	InJobRetries bool `yaml:"in_job_retries"`
+	// Verify is how a fix's pull request is verified: "independent" (a
+	// separate session runs the test on its base and head) or "off".
+	Verify string `yaml:"verify"`
 }
+
+// VerifyIndependent asks for an independent verification of each fix.
+const VerifyIndependent = "independent"
 
 var flakyConfig = repoconfig.Section[FlakyConfig]{
 	Key: "flaky",
 	Defaults: func() FlakyConfig {
-		return FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true}
+		return FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent}
 	},
 	Check: func(f FlakyConfig) error {
 		switch {
@@ -48,6 +54,8 @@ var flakyConfig = repoconfig.Section[FlakyConfig]{
 			return errors.New("flaky.verify_runs must be between 1 and 500")
 		case f.Cooldown < 0 || f.Cooldown > 30*24*time.Hour:
 			return errors.New("flaky.cooldown must be between 0s and 720h")
+		case f.Verify != VerifyIndependent && f.Verify != "off":
+			return errors.New(`flaky.verify must be "independent" or "off"`)
 		}
 		return nil
 	},

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
@@ -10,7 +11,7 @@ import (
 
 // jobs is every job pitcrew runs. Each is declared beside its handler;
 // adding one is a line here.
-var jobs = []Job{flakyJob, migrationJob, datadogJob, sentryJob}
+var jobs = []Job{flakyJob, verifyJob, migrationJob, datadogJob, sentryJob}
 
 // Job is one kind of work as the wiring registers it: what shared code
 // needs to start it and show it (runs.Job), its section of
@@ -20,6 +21,9 @@ type Job struct {
 	runs.Job
 	Config repoconfig.Part
 	Source *Source // nil for jobs GitHub events start
+	// Ended shows a run of the job that ended, for a job whose runs are
+	// shown where another run is (nil: on the run's own subjects).
+	Ended func(b *Base, ctx context.Context, gh github.Client, run runs.Run) error
 }
 
 var (
@@ -55,6 +59,16 @@ func mustRegister(list []Job) (runs.Jobs, repoconfig.Schema) {
 		panic(err)
 	}
 	return reg, schema
+}
+
+// endedOf is what shows an ended run of kind k; nil for its subjects.
+func endedOf(k runs.Kind) func(*Base, context.Context, github.Client, runs.Run) error {
+	for _, j := range jobs {
+		if j.Kind == k {
+			return j.Ended
+		}
+	}
+	return nil
 }
 
 // jobOf is the job of a kind, the default job for one nobody registered.

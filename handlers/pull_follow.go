@@ -51,6 +51,9 @@ func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Rep
 	if err != nil {
 		return err
 	}
+	if run, err = b.verifyFix(ctx, gh, run); err != nil {
+		return err
+	}
 	return b.Publish.Subjects(ctx, gh, run, runs.Subject{})
 }
 
@@ -111,7 +114,7 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 		return nil
 	}
 	if pr.HeadSHA != p.Head {
-		p.Head = pr.HeadSHA
+		p.Head, p.Base = pr.HeadSHA, pr.BaseSHA
 		suites, err := gh.HeadSuites(ctx, repo, p.Head)
 		if err != nil {
 			return err

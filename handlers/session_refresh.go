@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -42,25 +43,15 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 			}
 		}
 	}
-	if run.Published && !followsPull(run) {
+	if run.Published && !followsPull(run) && !verifyPending(run) {
 		return nil
 	}
 	gh, err := h.Clients.Installation(run.InstallationID)
 	if err != nil {
 		return err
 	}
-	// The pull request the run opened is read before the outcome is shown,
-	// so the first comment carries it. Reading it may fail; the outcome is
-	// shown all the same, and the retry reads it again.
-	var followErr error
-	if followsPull(run) {
-		if followed, err := h.followPull(ctx, gh, run); err != nil {
-			followErr = fmt.Errorf("following %s: %w", run.PullRequest(), err)
-		} else {
-			run = followed
-		}
-	}
-	if err := h.Publish.Subjects(ctx, gh, run, runs.Subject{}); err != nil {
+	retry, err := h.show(ctx, gh, &run)
+	if err != nil {
 		return err
 	}
 	if !run.Published {
@@ -68,5 +59,32 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 			return err
 		}
 	}
-	return followErr
+	return retry
+}
+
+// show shows an ended run: where its job shows it (Job.Ended), else on
+// its subjects, with the pull request it opened read first, so the first
+// comment carries it, and the pull request's verification started. retry
+// is a failure to read the pull request or start the verification, after
+// the outcome was shown all the same.
+func (h *SessionRefresher) show(ctx context.Context, gh github.Client, run *runs.Run) (retry, err error) {
+	if ended := endedOf(run.Kind); ended != nil {
+		return nil, ended(&h.Base, ctx, gh, *run)
+	}
+	var followErr error
+	if followsPull(*run) {
+		if followed, err := h.followPull(ctx, gh, *run); err != nil {
+			followErr = fmt.Errorf("following %s: %w", run.PullRequest(), err)
+		} else {
+			*run = followed
+		}
+	}
+	if followErr == nil {
+		if verifying, err := h.verifyFix(ctx, gh, *run); err != nil {
+			followErr = fmt.Errorf("verifying %s: %w", run.PullRequest(), err)
+		} else {
+			*run = verifying
+		}
+	}
+	return followErr, h.Publish.Subjects(ctx, gh, *run, runs.Subject{})
 }

@@ -43,6 +43,7 @@ func pullLine(r runs.Run) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n  - " + strings.Join(parts, " · "))
+	b.WriteString(verifyLine(p))
 	for _, f := range p.Findings {
 		b.WriteString("\n    - " + findingLine(f))
 	}

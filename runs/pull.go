@@ -20,7 +20,8 @@ type Pull struct {
 	Number   int       `json:"number"`
 	URL      string    `json:"url"`
 	Head     string    `json:"head,omitempty"`
-	State    string    `json:"state"` // PullOpen, PullMerged, PullClosed or PullGone
+	Base     string    `json:"base,omitempty"` // the base commit Head was compared with
+	State    string    `json:"state"`          // PullOpen, PullMerged, PullClosed or PullGone
 	MergedAt time.Time `json:"merged_at,omitzero"`
 	// Suites are the conclusions of the check suites on Head, by
 	// github.SuiteKey ("" while one runs).
@@ -37,6 +38,21 @@ type Pull struct {
 	Concerns   int                `json:"concerns,omitempty"`
 	Notes      int                `json:"notes,omitempty"`
 	Findings   []evidence.Finding `json:"findings,omitempty"` // the first MaxPullFindings
+	// Verify is the independent verification of the fix on Checked; nil
+	// before one was decided on.
+	Verify *Verify `json:"verify,omitempty"`
+}
+
+// Verify is the independent verification of a fix on one head of its pull
+// request: a separate session runs the test with the failing seed on the
+// base and the head, then the after-loop.
+type Verify struct {
+	Head  string `json:"head"`
+	RunID string `json:"run_id,omitempty"` // the verification run; "" when none started
+	// Note says why none started, or why it could not verify.
+	Note string `json:"note,omitempty"`
+	// Result is what its log showed, once it ended.
+	Result *evidence.FixCheck `json:"result,omitempty"`
 }
 
 // PriorFix is a merged pull request that fixed a key before.

@@ -29,6 +29,8 @@ type Request struct {
 	// OpenSubject, when set, makes the subject once the claim is known not
 	// to be limited: a tracking issue is opened only for work that starts
 	// or attaches. A zero subject leaves the run unsubscribed and unstarted.
+	// Without OpenSubject, a zero Subject starts a run no subject shows
+	// (one shown where another run is).
 	OpenSubject func(ctx context.Context, run Run, claim Claim) (Subject, error)
 	// LastAttempt says the signal's task will not be retried: a sandbox
 	// that cannot be reached then fails the run instead of the task.
@@ -114,7 +116,7 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 			return entry, nil, err
 		}
 	}
-	if subscriber == (Subject{}) {
+	if subscriber == (Subject{}) && req.Subject != (Subject{}) {
 		if err := s.Ledger.Subscribe(ctx, run.ID, req.Subject); err != nil {
 			return entry, nil, err
 		}

@@ -172,6 +172,7 @@ type PullRequest struct {
 	MergedAt time.Time
 	HeadSHA  string
 	HeadRepo string // owner/name the head branch is in (a fork's for a fork)
+	BaseSHA  string // the base branch's commit the head is compared with
 }
 
 // ErrPullGone means the pull request does not exist (any more).

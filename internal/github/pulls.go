@@ -84,7 +84,7 @@ func (g *restGitHub) PullRequest(ctx context.Context, repo Repo, number int) (Pu
 		return PullRequest{}, fmt.Errorf("reading %s#%d: %w", repo, number, err)
 	}
 	return PullRequest{Number: pr.GetNumber(), State: pr.GetState(), Merged: pr.GetMerged(), MergedAt: pr.GetMergedAt().Time,
-		HeadSHA: pr.GetHead().GetSHA(), HeadRepo: pr.GetHead().GetRepo().GetFullName()}, nil
+		HeadSHA: pr.GetHead().GetSHA(), HeadRepo: pr.GetHead().GetRepo().GetFullName(), BaseSHA: pr.GetBase().GetSHA()}, nil
 }
 
 func (g *restGitHub) PullDiff(ctx context.Context, repo Repo, number int) (string, error) {

@@ -160,6 +160,9 @@ func (g *GitHub) SetPullFiles(number int, files ...string) {
 	g.pullFiles[number] = out
 }
 
+// BaseSHA is the base commit of the pull requests SetPull makes.
+const BaseSHA = "9a1f0c3e5b7d2468ace13579bdf02468ace13579"
+
 // SetPull makes pull request number of hexpm/hexpm exist with its head
 // commit, state and diff; merged sets merged_at.
 func (g *GitHub) SetPull(number int, head, state string, merged bool, diff string) {
@@ -172,7 +175,7 @@ func (g *GitHub) SetPull(number int, head, state string, merged bool, diff strin
 	repo := map[string]any{"full_name": "hexpm/hexpm", "name": "hexpm", "owner": map[string]any{"login": "hexpm"}}
 	g.pulls[number] = map[string]any{"number": number, "state": state, "merged": merged, "merged_at": mergedAt,
 		"html_url": fmt.Sprintf("https://github.com/hexpm/hexpm/pull/%d", number),
-		"head":     map[string]any{"sha": head, "ref": "pitcrew/fix", "repo": repo}, "base": map[string]any{"sha": "0000000000000000000000000000000000000000", "ref": "main", "repo": repo}}
+		"head":     map[string]any{"sha": head, "ref": "pitcrew/fix", "repo": repo}, "base": map[string]any{"sha": BaseSHA, "ref": "main", "repo": repo}}
 	g.diffs[number] = diff
 }
 

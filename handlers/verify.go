@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// verifyJob checks a flaky-test fix independently (flaky.verify:
+// independent): once the fix's pull request has a head, a short separate
+// session runs the test with the failing seed on the pull request's base
+// (expected red) and head (expected green), then the after-loop, and
+// changes no code. Its result goes on the fix's evidence check run and
+// status comment; its runs have no subjects of their own.
+var verifyJob = Job{
+	Job:   runs.Job{Kind: kindVerify, Prompt: "verify", Render: publish.RenderStatus, RunLog: evidence.RunLogName},
+	Ended: (*Base).verified,
+}
+
+const kindVerify runs.Kind = "verify"
+
+// VerifyKey is the idempotency key of the verification of one head of a
+// fix's pull request: it runs once per head.
+func VerifyKey(repo github.Repo, pr int, head string) string {
+	return fmt.Sprintf("verify:%s:%d:%s", strings.ToLower(repo.String()), pr, head)
+}
+
+// verifyData is a verification run's own data: what it checks and where
+// its result goes.
+type verifyData struct {
+	FixRun     string `json:"fix_run"`
+	PR         int    `json:"pr"`
+	Head       string `json:"head"`
+	CheckRunID int64  `json:"check_run_id"` // the evidence check run of Head
+	Seed       int64  `json:"seed"`
+	Runs       int    `json:"runs"`
+}
+
+// verifyPending reports whether a fix's pull request has a checked head
+// no verification was decided on yet.
+func verifyPending(fix runs.Run) bool {
+	p := fix.PR
+	return fix.Kind == runs.KindFlaky && p != nil && p.State == runs.PullOpen && p.Checked != "" && p.Base != "" &&
+		(p.Verify == nil || p.Verify.Head != p.Checked)
+}
+
+// verifyFix decides on the verification of the fix's checked head: starts
+// it, within the repository's daily limit, unless the repository turned it
+// off, and records it (or why there is none) on the fix's pull request, so
+// later events of the same head decide nothing again.
+func (b *Base) verifyFix(ctx context.Context, gh github.Client, fix runs.Run) (runs.Run, error) {
+	if !verifyPending(fix) {
+		return fix, nil
+	}
+	repo, err := github.ParseRepo(fix.Repo)
+	if err != nil {
+		return fix, queue.Permanent(err)
+	}
+	cfg, proceed, err := b.jobConfig(ctx, gh, repo, func(c repoconfig.Config) bool {
+		f := flakyConfig.Of(c)
+		return f.Enabled && f.Verify == VerifyIndependent
+	})
+	if err != nil {
+		return fix, err
+	}
+	p := *fix.PR
+	v := runs.Verify{Head: p.Checked} // none, when the repository turned it off
+	if proceed {
+		if v, err = b.startVerify(ctx, repo, fix, cfg); err != nil {
+			return fix, err
+		}
+	}
+	return b.pullRead(ctx, gh, fix.Repo, fix.ID, p.Number, pullNews{apply: func(p *runs.Pull) {
+		if p.Checked == v.Head && (p.Verify == nil || p.Verify.Head != v.Head) {
+			p.Verify = &v
+		}
+	}})
+}
+
+// startVerify starts the verification of the fix's checked head with the
+// seed that failed, for as many runs as the failure rate needs; the
+// verification says why when it cannot start.
+func (b *Base) startVerify(ctx context.Context, repo github.Repo, fix runs.Run, cfg repoconfig.Config) (runs.Verify, error) {
+	p := *fix.PR
+	v := runs.Verify{Head: p.Checked}
+	var claimed *int64
+	if fix.Result != nil {
+		claimed = fix.Result.Seed
+	}
+	seed, hasSeed := evidence.FailingSeed(fix.Measured, claimed)
+	ref, refErr := exunit.ParseTestRef(fix.About)
+	switch {
+	case !hasSeed:
+		v.Note = "not verified independently: the fix names no failing seed"
+	case refErr != nil:
+		v.Note = "not verified independently: the run names no test"
+	default:
+		needed := evidence.NeededRuns(fix.Measured, flakyConfig.Of(cfg).VerifyRuns)
+		data, _ := json.Marshal(verifyData{FixRun: fix.ID, PR: p.Number, Head: p.Checked, CheckRunID: p.CheckRunID, Seed: seed, Runs: needed})
+		entry, started, err := b.Runs.Start(ctx, runs.Request{
+			Run: runs.Run{Key: VerifyKey(repo, p.Number, p.Checked), Kind: kindVerify, InstallationID: fix.InstallationID, Repo: fix.Repo,
+				Origin: fix.Origin, About: fix.About, Data: data, Delivery: "verify-of:" + fix.ID},
+			Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit, LastAttempt: queue.LastAttempt(ctx),
+			Input: prompts.VerifyInput{Repo: fix.Repo, PR: p.Number, Base: p.Base, Head: p.Checked, Test: ref, Seed: seed, Runs: needed},
+		})
+		if err != nil {
+			return v, err
+		}
+		v.RunID = entry.RunID
+		switch {
+		case entry.Relation == runs.ClaimLimited:
+			v.Note = "not verified independently: " + strings.TrimPrefix(entry.Note, "not started: ")
+		case started != nil && started.State == runs.Failed: // no session: no outcome will come
+			v.Note = "not verified independently: " + started.Error
+		}
+	}
+	return v, nil
+}
+
+// verified shows an ended verification where its fix is shown: on the
+// fix's pull request (as the ledger keeps it), on the evidence check run
+// of the head it verified while that is still the head, and on the fix's
+// status comments.
+func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) error {
+	var d verifyData
+	if err := json.Unmarshal(run.Data, &d); err != nil || d.FixRun == "" {
+		return queue.Permanent(fmt.Errorf("verification run %s has no readable data: %v", run.ID, err))
+	}
+	result := evidence.CheckFix(run.Measured, d.Seed, d.Runs)
+	note := ""
+	if run.State == runs.Failed {
+		note = "the verification session failed: " + run.Error
+	}
+	fix, err := b.pullRead(ctx, gh, run.Repo, d.FixRun, d.PR, pullNews{apply: func(p *runs.Pull) {
+		if p.Verify == nil || (p.Verify.Head == d.Head && (p.Verify.RunID == "" || p.Verify.RunID == run.ID)) {
+			p.Verify = &runs.Verify{Head: d.Head, RunID: run.ID, Note: note, Result: &result}
+		}
+	}})
+	if err != nil {
+		return err
+	}
+	p := fix.PR
+	if p == nil || p.Verify == nil || p.Verify.RunID != run.ID {
+		logFor(ctx).Info().Str("fix_run", d.FixRun).Msg("the verification ended after its head was replaced; not shown")
+		return nil
+	}
+	if p.Checked == d.Head && p.CheckRunID == d.CheckRunID && d.CheckRunID != 0 {
+		repo, err := github.ParseRepo(run.Repo)
+		if err != nil {
+			return queue.Permanent(err)
+		}
+		review, err := checkDiff(ctx, gh, repo, d.PR, jobOf(fix.Kind).Evidence)
+		if err != nil {
+			return err
+		}
+		if err := gh.UpdateCheckRun(ctx, repo, d.CheckRunID, publish.RenderVerifiedEvidence(jobOf(fix.Kind).Evidence, d.PR, review, p.Verify)); err != nil {
+			return err
+		}
+	}
+	return b.Publish.Subjects(ctx, gh, fix, runs.Subject{})
+}

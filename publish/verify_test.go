@@ -1,0 +1,48 @@
+package publish
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+func TestTheIndependentVerificationIsSummedUp(t *testing.T) {
+	agrees := &evidence.FixCheck{Seed: 4242, BaseRan: true, RedOnBase: true, HeadRan: true, GreenOnHead: true, AfterRuns: 149, Needed: 149, Verdict: evidence.VerdictClean}
+	disagrees := &evidence.FixCheck{Seed: 4242, BaseRan: true, AfterRuns: 149, AfterFailed: 2, Needed: 149, Verdict: evidence.VerdictConcern,
+		Problems: []string{"seed 4242 passed on the base: the failure the fix is for did not reproduce there", "2 of 149 runs on the head failed"}}
+	for _, c := range []struct {
+		name   string
+		verify *runs.Verify
+		line   string // "" for none
+		title  string
+	}{
+		{"none decided", nil, "", "Evidence: clean"},
+		{"running", &runs.Verify{Head: "h", RunID: "verify#1"}, "independent verification: running", "Evidence: clean"},
+		{"agrees", &runs.Verify{Head: "h", RunID: "verify#1", Result: agrees},
+			"independent verification: red on base with seed 4242, green on head, 0 of 149 after · ✔️ agrees with the fix", "Evidence: clean · verified"},
+		{"disagrees", &runs.Verify{Head: "h", RunID: "verify#1", Result: disagrees},
+			"independent verification: green on base with seed 4242, not run on head, 2 of 149 after · ⚠️ concern: it disagrees with the fix\n      - seed 4242 passed on the base", "Evidence: clean · the verification disagrees"},
+		{"the session failed", &runs.Verify{Head: "h", RunID: "verify#1", Note: "the verification session failed: out of memory", Result: &evidence.FixCheck{Verdict: evidence.VerdictNote, Problems: []string{"the verification left no evidence log"}}},
+			"independent verification: the verification session failed: out of memory\n      - the verification left no evidence log", "Evidence: clean · verification incomplete"},
+		{"not started", &runs.Verify{Head: "h", Note: "not verified independently: the fix names no failing seed"}, "independent verification: not verified independently: the fix names no failing seed", "Evidence: clean"},
+		{"of an older head", &runs.Verify{Head: "old", RunID: "verify#1", Result: agrees}, "", "Evidence: clean · verified"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &runs.Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: runs.PullOpen, Head: "h", Verify: c.verify}
+			p.SetEvidence("h", evidence.Review{Verdict: evidence.VerdictClean}, 9)
+			line := verifyLine(p)
+			if c.line == "" && line != "" || !strings.Contains(line, c.line) {
+				t.Fatalf("line %q, want %q", line, c.line)
+			}
+			out := RenderVerifiedEvidence(evidence.JobFlaky, 77, evidence.Review{Verdict: evidence.VerdictClean}, c.verify)
+			if out.Title != c.title || out.Annotations != nil {
+				t.Fatalf("check run %q, want %q", out.Title, c.title)
+			}
+			if want := map[bool]string{true: "neutral", false: "success"}[strings.Contains(c.title, "disagrees")]; out.Conclusion != want {
+				t.Fatalf("conclusion %s, want %s", out.Conclusion, want)
+			}
+		})
+	}
+}
