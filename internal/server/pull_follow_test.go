@@ -73,12 +73,7 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 	)
 	step := func(name string, want map[string]int) {
 		t.Helper()
-		got := map[string]int{}
-		for _, r := range h.gh.Requests()[before:] {
-			if !strings.HasSuffix(r.Operation, "/access_tokens") {
-				got[r.Method+" "+r.Operation]++
-			}
-		}
+		got := h.callsSince(before)
 		before = len(h.gh.Requests())
 		t.Logf("GitHub calls for %s: %v", name, got)
 		if !reflect.DeepEqual(got, want) {

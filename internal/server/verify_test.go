@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -14,6 +15,18 @@ import (
 var seed8Answer = "Seed 8 failed.\n```json\n" +
 	`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1234", "cause": "A race on the search index.", "seed": 8, "failures_before": 2, "failures_after": 0, "runs": 6}` +
 	"\n```"
+
+// callsSince counts GitHub's calls since the first n, by operation,
+// installation tokens aside.
+func (h *harness) callsSince(n int) map[string]int {
+	got := map[string]int{}
+	for _, r := range h.gh.Requests()[n:] {
+		if !strings.HasSuffix(r.Operation, "/access_tokens") {
+			got[r.Method+" "+r.Operation]++
+		}
+	}
+	return got
+}
 
 func runLogSample(t *testing.T, name string) string {
 	b, err := os.ReadFile(testenv.Path("evidence", "testdata", "runlogs", name))
@@ -58,6 +71,7 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			h.gh.SetPull(1234, head, "open", false, diffSample(t, "flaky/real_fix_sync.diff"))
 			h.startOne(33)
 			h.sandbox.AddArtifact("ses_1", "pitcrew-evidence.log", runLogSample(t, "backed.log"))
+			start := len(h.gh.Requests())
 			h.finish("ses_1", sandbox.StatusCompleted, seed8Answer)
 			prompt := h.verifyPrompt()
 			for _, want := range []string{"pull\nrequest #1234", "git checkout " + head, "git checkout " + testenv.BaseSHA,
@@ -67,6 +81,13 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 				}
 			}
 			h.eventually("the verification running", h.commentContains(33, "independent verification: running"))
+			// Starting the verification costs no GitHub call beyond following
+			// the pull request: the run's outcome, with it, is one edit.
+			calls := h.callsSince(start)
+			if want := map[string]int{"GET /repos/{owner}/{repo}/pulls/{pull_number}": 2, "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": 1,
+				"POST /repos/{owner}/{repo}/check-runs": 1, "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}": 1}; !reflect.DeepEqual(calls, want) {
+				t.Fatalf("GitHub calls for the fix's outcome and the verification's start: %v, want %v", calls, want)
+			}
 			before := len(h.gh.Requests())
 
 			h.sandbox.AddArtifact("ses_2", "pitcrew-evidence.log", runLogSample(t, tc.log))
@@ -79,12 +100,7 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			if out, _ := checks[0]["output"].(map[string]any); out["title"] != tc.title || !strings.Contains(fmt.Sprint(out["summary"]), "### Independent verification") {
 				t.Fatalf("evidence output: %+v", out)
 			}
-			got := map[string]int{}
-			for _, r := range h.gh.Requests()[before:] {
-				if !strings.HasSuffix(r.Operation, "/access_tokens") {
-					got[r.Method+" "+r.Operation]++
-				}
-			}
+			got := h.callsSince(before)
 			t.Logf("GitHub calls for the verification's result: %v", got)
 			if got["GET /repos/{owner}/{repo}/pulls/{pull_number}"] != 1 || got["PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"] != 1 || got["PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"] != 1 || len(got) != 3 {
 				t.Fatalf("GitHub calls for the verification's result: %v", got)
