@@ -83,17 +83,17 @@ func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID s
 		news.apply(&p)
 	}
 	if news.reread || run.PR == nil {
-		if err := b.readPull(ctx, gh, repo, jobOf(run.Kind).Evidence, &p); err != nil {
+		if err := b.readPull(ctx, gh, repo, run, &p); err != nil {
 			return run, err
 		}
 	}
 	return b.Ledger.Update(ctx, run, func(r *runs.Run) error { r.PR = &p; return nil })
 }
 
-// readPull reads the pull request, and, on a head it has not seen, the
-// head's check suites and the diff, whose review it posts as the
-// evidence check run.
-func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo, job evidence.Job, p *runs.Pull) error {
+// readPull reads the pull request run opened, and, on a head it has not
+// seen, the head's check suites and the diff, whose review it posts as
+// the evidence check run.
+func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull) error {
 	pr, err := gh.PullRequest(ctx, repo, p.Number)
 	if errors.Is(err, github.ErrPullGone) {
 		p.State = runs.PullGone
@@ -126,16 +126,23 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 			}
 		}
 	}
+	job := jobOf(run.Kind).Evidence
 	review, err := checkDiff(ctx, gh, repo, p.Number, job)
 	if err != nil {
 		return err
 	}
-	id, err := gh.CreateCheckRun(ctx, repo, p.Head, publish.RenderEvidence(job, p.Number, review))
+	id, err := gh.CreateCheckRun(ctx, repo, p.Head, evidenceOutput(job, run, p.Number, review))
 	if err != nil {
 		return err
 	}
 	p.SetEvidence(p.Head, review, id)
 	return nil
+}
+
+// evidenceOutput is the evidence check run of a pull request run opened:
+// the review of its diff, then what the run's own log shows.
+func evidenceOutput(job evidence.Job, run runs.Run, pr int, review evidence.Review) github.CheckOutput {
+	return publish.WithRunLog(publish.RenderEvidence(job, pr, review), job, run)
 }
 
 // checkDiff reviews a pull request's diff with the job's rules.

@@ -159,11 +159,12 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 		if err != nil {
 			return queue.Permanent(err)
 		}
-		review, err := checkDiff(ctx, gh, repo, d.PR, jobOf(fix.Kind).Evidence)
+		job := jobOf(fix.Kind).Evidence
+		review, err := checkDiff(ctx, gh, repo, d.PR, job)
 		if err != nil {
 			return err
 		}
-		if err := gh.UpdateCheckRun(ctx, repo, d.CheckRunID, publish.RenderVerifiedEvidence(jobOf(fix.Kind).Evidence, d.PR, review, p.Verify)); err != nil {
+		if err := gh.UpdateCheckRun(ctx, repo, d.CheckRunID, publish.VerifiedEvidence(evidenceOutput(job, fix, d.PR, review), p.Verify)); err != nil {
 			return err
 		}
 	}

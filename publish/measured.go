@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -52,4 +53,21 @@ func seedList(seeds []int64) string {
 		parts = append(parts, fmt.Sprintf("`%d`", s))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// WithRunLog adds to a pull request's evidence check run what the run that
+// opened it measured in its own log: the counts beside the claim for a
+// flaky fix, the regression test's before and after for an alert fix.
+func WithRunLog(out github.CheckOutput, job evidence.Job, r runs.Run) github.CheckOutput {
+	var lines string
+	switch {
+	case job == evidence.JobAlert:
+		lines = regressionLine(r)
+	case job == evidence.JobFlaky && r.Result != nil:
+		lines = measuredLines(r, r.Result)
+	default:
+		return out
+	}
+	out.Summary = Clip(out.Summary+"\n\n### The run's own log\n"+lines+"\n", maxCheckSummary)
+	return out
 }

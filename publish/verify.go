@@ -60,13 +60,11 @@ func verifyLine(p *runs.Pull) string {
 	return b.String()
 }
 
-// RenderVerifiedEvidence is the evidence check run of a head once its
-// independent verification ended: the diff's review, then the
-// verification. A verification that disagrees with the fix is a concern:
-// the check is then neutral, never a success. Its annotations were posted
-// with the check run and are not repeated.
-func RenderVerifiedEvidence(job evidence.Job, pr int, r evidence.Review, v *runs.Verify) github.CheckOutput {
-	out := RenderEvidence(job, pr, r)
+// VerifiedEvidence adds an ended independent verification to a head's
+// evidence check run (RenderEvidence). A verification that disagrees with
+// the fix is a concern: the check is then neutral, never a success. The
+// annotations were posted with the check run and are not repeated.
+func VerifiedEvidence(out github.CheckOutput, v *runs.Verify) github.CheckOutput {
 	out.Annotations = nil
 	if v == nil {
 		return out

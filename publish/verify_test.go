@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -36,7 +37,7 @@ func TestTheIndependentVerificationIsSummedUp(t *testing.T) {
 			if c.line == "" && line != "" || !strings.Contains(line, c.line) {
 				t.Fatalf("line %q, want %q", line, c.line)
 			}
-			out := RenderVerifiedEvidence(evidence.JobFlaky, 77, evidence.Review{Verdict: evidence.VerdictClean}, c.verify)
+			out := VerifiedEvidence(RenderEvidence(evidence.JobFlaky, 77, evidence.Review{Verdict: evidence.VerdictClean}), c.verify)
 			if out.Title != c.title || out.Annotations != nil {
 				t.Fatalf("check run %q, want %q", out.Title, c.title)
 			}
@@ -44,5 +45,30 @@ func TestTheIndependentVerificationIsSummedUp(t *testing.T) {
 				t.Fatalf("conclusion %s, want %s", out.Conclusion, want)
 			}
 		})
+	}
+}
+
+func TestTheEvidenceCheckRunCarriesWhatTheRunsLogShows(t *testing.T) {
+	seed := int64(8)
+	backed := &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
+		evidence.PhaseBefore: {Runs: 4, FailedRuns: 2, FailingSeeds: []int64{8}}, evidence.PhaseAfter: {Runs: 6, Seeds: []int64{8}}}}
+	for _, c := range []struct {
+		name string
+		job  evidence.Job
+		run  runs.Run
+		want string // "" for no section
+	}{
+		{"a flaky fix with its log", evidence.JobFlaky, runs.Run{Measured: backed, Result: &prompts.Result{Seed: &seed}},
+			"### The run's own log\n\n  - Measured in the run's log: 2 of 4 runs failed before the fix (seeds `8`), 0 of 6 after"},
+		{"a flaky fix without its log", evidence.JobFlaky, runs.Run{Result: &prompts.Result{}}, "Counts not verified: the run left no evidence log"},
+		{"a flaky fix without a result block", evidence.JobFlaky, runs.Run{Measured: backed}, ""},
+		{"an alert fix whose test passed before", evidence.JobAlert, runs.Run{Measured: &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
+			evidence.PhaseBefore: {Runs: 1}, evidence.PhaseAfter: {Runs: 1}}}}, "Regression test: the new test passed on the unfixed code"},
+		{"an alert fix without its log", evidence.JobAlert, runs.Run{}, "Regression test not verified: the run left no evidence log"},
+	} {
+		out := WithRunLog(RenderEvidence(c.job, 77, evidence.Review{Verdict: evidence.VerdictClean}), c.job, c.run)
+		if c.want == "" && strings.Contains(out.Summary, "### The run's own log") || !strings.Contains(out.Summary, c.want) {
+			t.Errorf("%s: summary:\n%s", c.name, out.Summary)
+		}
 	}
 }

@@ -97,7 +97,8 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			if len(checks) != 1 || checks[0]["conclusion"] != tc.conclusion {
 				t.Fatalf("evidence check runs: %+v", checks)
 			}
-			if out, _ := checks[0]["output"].(map[string]any); out["title"] != tc.title || !strings.Contains(fmt.Sprint(out["summary"]), "### Independent verification") {
+			if out, _ := checks[0]["output"].(map[string]any); out["title"] != tc.title || !strings.Contains(fmt.Sprint(out["summary"]), "### Independent verification") ||
+				!strings.Contains(fmt.Sprint(out["summary"]), "Measured in the run's log: 2 of 4 runs failed before the fix (seeds `4`, `8`), 0 of 6 after") {
 				t.Fatalf("evidence output: %+v", out)
 			}
 			got := h.callsSince(before)
