@@ -117,14 +117,41 @@ func (b *Base) startVerify(ctx context.Context, repo github.Repo, fix runs.Run, 
 			return v, err
 		}
 		v.RunID = entry.RunID
-		switch {
-		case entry.Relation == runs.ClaimLimited:
+		if entry.Relation == runs.ClaimLimited {
 			v.Note = "not verified independently: " + strings.TrimPrefix(entry.Note, "not started: ")
-		case started != nil && started.State == runs.Failed: // no session: no outcome will come
-			v.Note = "not verified independently: " + started.Error
+			return v, nil
+		}
+		if started == nil && entry.RunID != "" {
+			// Another signal started it, or it ended before (a head that came
+			// back): what it is now is what to show.
+			run, err := b.Ledger.Get(ctx, entry.RunID)
+			if err != nil {
+				return v, err
+			}
+			started = &run
+		}
+		if started != nil && started.State.Terminal() {
+			v = verification(*started, verifyData{Head: p.Checked, Seed: seed, Runs: needed})
 		}
 	}
 	return v, nil
+}
+
+// verification is what an ended verification run shows: a run that failed
+// says why (a failure to start included: no outcome will come), one that
+// completed what its log shows.
+func verification(run runs.Run, d verifyData) runs.Verify {
+	v := runs.Verify{Head: d.Head, RunID: run.ID}
+	if run.State == runs.Failed && run.SessionID == "" {
+		v.Note = "not verified independently: " + run.Error
+		return v
+	}
+	if run.State == runs.Failed {
+		v.Note = "the verification session failed: " + run.Error
+	}
+	result := evidence.CheckFix(run.Measured, d.Seed, d.Runs)
+	v.Result = &result
+	return v
 }
 
 // verified shows an ended verification where its fix is shown: on the
@@ -136,14 +163,10 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 	if err := json.Unmarshal(run.Data, &d); err != nil || d.FixRun == "" {
 		return queue.Permanent(fmt.Errorf("verification run %s has no readable data: %v", run.ID, err))
 	}
-	result := evidence.CheckFix(run.Measured, d.Seed, d.Runs)
-	note := ""
-	if run.State == runs.Failed {
-		note = "the verification session failed: " + run.Error
-	}
+	v := verification(run, d)
 	fix, err := b.pullRead(ctx, gh, run.Repo, d.FixRun, d.PR, pullNews{apply: func(p *runs.Pull) {
 		if p.Verify == nil || (p.Verify.Head == d.Head && (p.Verify.RunID == "" || p.Verify.RunID == run.ID)) {
-			p.Verify = &runs.Verify{Head: d.Head, RunID: run.ID, Note: note, Result: &result}
+			p.Verify = &v
 		}
 	}})
 	if err != nil {
@@ -154,19 +177,22 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 		logFor(ctx).Info().Str("fix_run", d.FixRun).Msg("the verification ended after its head was replaced; not shown")
 		return nil
 	}
-	if p.Checked == d.Head && p.CheckRunID == d.CheckRunID && d.CheckRunID != 0 {
-		repo, err := github.ParseRepo(run.Repo)
-		if err != nil {
-			return queue.Permanent(err)
-		}
-		job := jobOf(fix.Kind).Evidence
-		review, err := checkDiff(ctx, gh, repo, d.PR, job)
-		if err != nil {
-			return err
-		}
-		if err := gh.UpdateCheckRun(ctx, repo, d.CheckRunID, publish.VerifiedEvidence(evidenceOutput(job, fix, d.PR, review), p.Verify)); err != nil {
-			return err
-		}
+	// The comment first: a check run that cannot be updated must not keep
+	// the result from the issue.
+	if err := b.Publish.Subjects(ctx, gh, fix, runs.Subject{}); err != nil {
+		return err
 	}
-	return b.Publish.Subjects(ctx, gh, fix, runs.Subject{})
+	if p.Checked != d.Head || p.CheckRunID != d.CheckRunID || d.CheckRunID == 0 {
+		return nil
+	}
+	repo, err := github.ParseRepo(run.Repo)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	job := jobOf(fix.Kind).Evidence
+	review, err := checkDiff(ctx, gh, repo, d.PR, job)
+	if err != nil {
+		return err
+	}
+	return gh.UpdateCheckRun(ctx, repo, d.CheckRunID, publish.VerifiedEvidence(evidenceOutput(job, fix, d.PR, review), p.Verify))
 }

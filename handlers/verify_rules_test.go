@@ -101,3 +101,42 @@ type refusingSandbox struct{ *startedSessions }
 func (refusingSandbox) Start(context.Context, string, string, string, []string) (sandbox.Session, error) {
 	return sandbox.Session{}, &sandbox.PermanentError{Status: 422}
 }
+
+// A head verified before (pushed away, then back) shows that verification's
+// result, and starts no second session.
+func TestAHeadVerifiedBeforeShowsItsResult(t *testing.T) {
+	const head, base = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	gh := &githubtest.Fake{Installation: testenv.Installation, Pulls: map[int]github.PullRequest{}}
+	sessions := &startedSessions{}
+	b := ruleBase(t, gh, sessions)
+	ctx := context.Background()
+	repo, _ := github.ParseRepo("hexpm/hexpm")
+	agrees := &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
+		evidence.PhaseBefore: {Runs: 1, FailedRuns: 1, Seeds: []int64{8}, FailingSeeds: []int64{8}}, evidence.PhaseAfter: {Runs: 50, Seeds: []int64{8}}}}
+	old, _, err := b.Ledger.Claim(ctx, runs.Run{Key: VerifyKey(repo, 77, head), Kind: kindVerify, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Delivery: "earlier"}, runs.Retention, 100, runs.Subject{})
+	if err == nil {
+		old, err = b.Ledger.Move(ctx, old, runs.Started, func(r *runs.Run) { r.SessionID = "ses_old" })
+	}
+	if err == nil {
+		_, err = b.Ledger.Move(ctx, old, runs.Completed, func(r *runs.Run) { r.Measured = agrees })
+	}
+	fix, _, err2 := b.Ledger.Claim(ctx, runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:7", Kind: runs.KindFlaky, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", About: "test/a_test.exs:7"}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: 3})
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	if fix, err = b.Ledger.Move(ctx, fix, runs.Started, func(r *runs.Run) { r.SessionID = "ses_fix" }); err == nil {
+		fix, err = b.Ledger.Move(ctx, fix, runs.Completed, func(r *runs.Run) {
+			r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77", Seed: func(s int64) *int64 { return &s }(8)}
+			r.PR = &runs.Pull{Number: 77, State: runs.PullOpen, Head: head, Base: base, Checked: head, CheckRunID: 901}
+		})
+	}
+	if err == nil {
+		fix, err = b.verifyFix(ctx, gh, fix)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := fix.PR.Verify; v == nil || v.RunID != old.ID || v.Result == nil || v.Result.Verdict != evidence.VerdictClean || len(sessions.prompts) != 0 {
+		t.Fatalf("verification %+v, %d sessions", v, len(sessions.prompts))
+	}
+}

@@ -11,11 +11,12 @@ import (
 
 // verifyWords sums an independent verification up: "red on base with
 // seed 4242, green on head, 0 of 149 after"; what it is waiting for, or
-// why there is none.
+// why there is none. Notes and problems are pitcrew's own words (a
+// sandbox's reason in them was made safe when the run stored it).
 func verifyWords(v *runs.Verify) string {
 	switch {
 	case v.Note != "" && (v.Result == nil || v.Result.AfterRuns == 0):
-		return Text(v.Note, 300)
+		return Clip(v.Note, 400)
 	case v.Result == nil:
 		return "running"
 	}
@@ -54,7 +55,7 @@ func verifyLine(p *runs.Pull) string {
 			b.WriteString(" · ⚠️ concern: it disagrees with the fix")
 		}
 		for _, pr := range v.Result.Problems {
-			b.WriteString("\n      - " + Text(pr, 300))
+			b.WriteString("\n      - " + pr)
 		}
 	}
 	return b.String()
@@ -74,7 +75,7 @@ func VerifiedEvidence(out github.CheckOutput, v *runs.Verify) github.CheckOutput
 	b.WriteString("A separate session, which changed no code, ran the test with the seed that failed on this pull request's base and on this head, then again and again on the head: " + verifyWords(v) + ".\n")
 	if v.Result != nil {
 		for _, pr := range v.Result.Problems {
-			b.WriteString("- " + Text(pr, 300) + "\n")
+			b.WriteString("- " + pr + "\n")
 		}
 		switch v.Result.Verdict {
 		case evidence.VerdictClean:

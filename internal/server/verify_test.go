@@ -93,6 +93,12 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			h.sandbox.AddArtifact("ses_2", "pitcrew-evidence.log", runLogSample(t, tc.log))
 			h.finish("ses_2", sandbox.StatusCompleted, "Ran it.")
 			h.eventually("the verification's result", h.commentContains(33, tc.line))
+			// The comment is written first, then the check run.
+			h.eventually("the check run's update", func() bool {
+				checks := h.evidenceRuns()
+				out, _ := checks[0]["output"].(map[string]any)
+				return out["title"] == tc.title
+			})
 			checks := h.evidenceRuns()
 			if len(checks) != 1 || checks[0]["conclusion"] != tc.conclusion {
 				t.Fatalf("evidence check runs: %+v", checks)
