@@ -57,7 +57,13 @@ func CheckFix(m *Measured, seed int64, needed int) FixCheck {
 	case !c.BaseRan:
 		note("the log shows no run on the base with seed %d", seed)
 	case !c.RedOnBase:
-		concern("seed %d passed on the base: the failure the fix is for did not reproduce there", seed)
+		n := 0
+		for _, s := range base.Seeds {
+			if s == seed {
+				n++
+			}
+		}
+		concern("seed %d passed on the base (%d %s): the failure the fix is for did not reproduce there", seed, n, runsWord(n))
 	}
 	switch {
 	case !c.HeadRan:

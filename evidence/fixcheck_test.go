@@ -36,7 +36,7 @@ func TestCheckFixOnRealVerificationLogs(t *testing.T) {
 				Problems: []string{"5 runs on the head of the 29 asked for"}}},
 		{name: "the seed passed on the base", log: "verify_base_green.log", seed: 8, needed: 2,
 			want: FixCheck{Seed: 8, BaseRan: true, HeadRan: true, GreenOnHead: true, AfterRuns: 2, Needed: 2, Verdict: VerdictConcern,
-				Problems: []string{"seed 8 passed on the base: the failure the fix is for did not reproduce there"}}},
+				Problems: []string{"seed 8 passed on the base (1 run): the failure the fix is for did not reproduce there"}}},
 		{name: "the seed still fails on the head", log: "verify_head_red.log", seed: 4, needed: 2,
 			want: FixCheck{Seed: 4, BaseRan: true, RedOnBase: true, HeadRan: true, AfterRuns: 2, AfterFailed: 1, Needed: 2, Verdict: VerdictConcern,
 				Problems: []string{"seed 4 still fails on the head", "1 of 2 runs on the head failed"}}},

@@ -170,7 +170,7 @@ func TestVerifyPromptChecksOutBaseAndHeadAndChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"pull\nrequest #1234", "git checkout " + base, "git checkout " + head, "mix test test/hexpm/repository/package_search_test.exs:42 --seed 4242",
-		"149 times on the head", "You change no code, commit nothing and open no pull request", "phase=PHASE", "`before` for the run on the base", "pitcrew-evidence.log"} {
+		"149 times on the head", "up to 3 times and\n   stop at the first failure", "You change no code, commit nothing and open no pull request", "phase=PHASE", "`before` for the run on the base", "pitcrew-evidence.log"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q", want)
 		}
