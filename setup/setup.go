@@ -187,7 +187,11 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusInternalServerError, startPage, map[string]string{"Error": "Could not save the credentials: " + err.Error()})
 		return
 	}
-	fmt.Fprintf(os.Stderr, "pitcrew: GitHub App %q registered; credentials written to %s (mode 0600)\n", creds.Slug, s.CredentialsPath)
+	where := s.CredentialsPath
+	if abs, err := filepath.Abs(where); err == nil {
+		where = abs
+	}
+	fmt.Fprintf(os.Stderr, "pitcrew: GitHub App %q registered; credentials written to %s (mode 0600, ignored by git)\n", creds.Slug, where)
 	s.mu.Lock()
 	first := !s.done
 	s.done, s.spent = true, true
@@ -232,10 +236,19 @@ func (s *Server) convert(ctx context.Context, code string) (Credentials, error) 
 }
 
 // WriteCredentials writes the credentials as a pitcrew -config file (the
-// environment's names), readable and writable by its owner only.
+// environment's names), readable and writable by its owner only. A
+// directory it makes for them gets a .gitignore of everything, so the
+// app's private key is never committed with the checkout it sits in.
 func WriteCredentials(path string, c Credentials) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
+	}
+	if os.IsNotExist(statErr) {
+		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# pitcrew's credentials: never commit them.\n*\n"), 0o600); err != nil {
+			return err
+		}
 	}
 	out, err := yaml.Marshal(map[string]string{
 		"GITHUB_APP_INTEGRATION_ID": fmt.Sprint(c.ID), "GITHUB_APP_PRIVATE_KEY": c.PEM,

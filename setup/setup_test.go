@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -61,5 +62,39 @@ func TestSetupPagesNeedLoopbackOrTheToken(t *testing.T) {
 		if rec := serve(s, http.MethodGet, c.path, "", c.remote, "127.0.0.1:8080"); rec.Code != c.want {
 			t.Errorf("%s %s: %d, want %d", c.remote, c.path, rec.Code, c.want)
 		}
+	}
+}
+
+// The credentials hold the app's private key: the directory setup makes
+// for them is ignored by git, checked with git itself when it is here; a
+// directory that existed (the user chose it) is left as it was.
+func TestTheCredentialsAreNeverCommitted(t *testing.T) {
+	repo := t.TempDir()
+	path := filepath.Join(repo, ".pitcrew", "credentials.yml")
+	if err := WriteCredentials(path, Credentials{ID: 1, PEM: "-----BEGIN RSA PRIVATE KEY-----", WebhookSecret: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials file: %v %v", info, err)
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		if out, err := exec.Command(git, "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+		if out, err := exec.Command(git, "-C", repo, "check-ignore", "-q", ".pitcrew/credentials.yml").CombinedOutput(); err != nil {
+			t.Fatalf("git does not ignore the credentials: %v %s", err, out)
+		}
+	} else {
+		t.Log("git not installed: the .gitignore is checked by its content only")
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, ".pitcrew", ".gitignore")); err != nil || !regexp.MustCompile(`(?m)^\*$`).Match(b) {
+		t.Fatalf(".gitignore: %q %v", b, err)
+	}
+	chosen := t.TempDir()
+	if err := WriteCredentials(filepath.Join(chosen, "creds.yml"), Credentials{ID: 1, PEM: "k", WebhookSecret: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(chosen, ".gitignore")); !os.IsNotExist(err) {
+		t.Fatalf("a .gitignore was written into a directory the user chose: %v", err)
 	}
 }
