@@ -35,20 +35,10 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "healthcheck":
-			os.Exit(healthcheck(os.Getenv("PITCREW_ADDR")))
-		case "exunit":
-			os.Exit(exunitCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
-		case "review":
-			os.Exit(reviewCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
-		case "replay":
-			os.Exit(replayCommand(os.Args[2:], os.Stdout, os.Stderr))
-		case "runs":
-			os.Exit(runsCommand(os.Args[2:], os.Stdout, os.Stderr))
-		}
+	if code, serve := dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); !serve {
+		os.Exit(code)
 	}
+	flag.Usage = func() { usage(os.Stderr) }
 	configFile := flag.String("config", "", "optional YAML file setting the same keys as the environment")
 	flag.Parse()
 	log := zerolog.New(os.Stdout).With().Timestamp().Logger()
