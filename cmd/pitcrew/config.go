@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"gopkg.in/yaml.v3"
 
 	"github.com/pitcrew/pitcrew/handlers"
@@ -142,6 +143,9 @@ func LoadConfig(files []string, getenv func(string) string) (Config, error) {
 		} else {
 			*ptr = defaults[name]
 		}
+	}
+	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
+		return Config{}, errors.New("PITCREW_LOG_LEVEL must be one of trace, debug, info, warn, error")
 	}
 	if c.PrivateKey == "" && c.PrivateKeyPath != "" {
 		b, err := os.ReadFile(c.PrivateKeyPath)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	gogithub "github.com/google/go-github/v66/github"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -267,8 +268,13 @@ func checkCredentials(ctx context.Context, cc githubapp.ClientCreator) (string, 
 		return "", fmt.Errorf("GitHub App credentials: %w", err)
 	}
 	app, _, err := client.Apps.Get(ctx, "")
-	if err != nil {
+	var answered *gogithub.ErrorResponse
+	switch {
+	case errors.As(err, &answered):
 		return "", fmt.Errorf("GitHub rejected the app's credentials (check GITHUB_APP_INTEGRATION_ID and the private key): %w", err)
+	case err != nil:
+		// No answer at all: DNS, a refused connection, a proxy; not the credentials.
+		return "", fmt.Errorf("GitHub could not be reached to check the app's credentials (check GITHUB_V3_API_URL and the network): %w", err)
 	}
 	return app.GetSlug(), nil
 }
@@ -297,6 +303,9 @@ func healthcheck(addr string) int {
 }
 
 func parseAppID(s string) (int64, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, errors.New("GITHUB_APP_INTEGRATION_ID is unset")
+	}
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return 0, errors.New("GITHUB_APP_INTEGRATION_ID must be a number")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,5 +164,40 @@ func TestReviewCommand(t *testing.T) {
 	out.Reset()
 	if code := reviewCommand([]string{"--help"}, nil, &out, &errs); code != 0 || !strings.Contains(out.String(), "usage: pitcrew review") {
 		t.Fatalf("--help: exit %d, %q", code, out.String())
+	}
+}
+
+// What start-up says of what is wrong: an unset id is called unset, a
+// GitHub that cannot be reached is not "rejected credentials", a GitHub
+// that answers 401 is, and a bad log level is an error.
+func TestStartUpNamesWhatIsWrong(t *testing.T) {
+	if _, err := parseAppID(""); err == nil || err.Error() != "GITHUB_APP_INTEGRATION_ID is unset" {
+		t.Errorf("unset id: %v", err)
+	}
+	if _, err := parseAppID("twelve"); err == nil || !strings.Contains(err.Error(), "must be a number") {
+		t.Errorf("bad id: %v", err)
+	}
+	if _, err := LoadConfig(nil, func(k string) string { return map[string]string{"PITCREW_LOG_LEVEL": "verbose"}[k] }); err == nil || !strings.Contains(err.Error(), "PITCREW_LOG_LEVEL") {
+		t.Errorf("bad log level: %v", err)
+	}
+	rejecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"message":"A JSON web token could not be decoded","documentation_url":"https://docs.github.com/rest"}`))
+	}))
+	defer rejecting.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // a port nothing listens on any more
+	for url, want := range map[string]string{rejecting.URL: "GitHub rejected the app's credentials", closed.URL: "GitHub could not be reached"} {
+		cc, err := newClientCreator(Config{AppID: "1", PrivateKey: string(testenv.AppKeyPEM(t)), GitHubAPIURL: url + "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err = checkCredentials(ctx, cc)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("GitHub at %s: %v, want %q", url, err, want)
+		}
 	}
 }
