@@ -148,8 +148,14 @@ func runsCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "pitcrew runs:", err)
 			return 1
 		}
+		if len(recent) == 0 {
+			fmt.Fprintln(stdout, "no runs in the ledger of REDIS_URL yet")
+			return 0
+		}
+		row := "%-15s %-10s %-25s %s\n"
+		fmt.Fprintf(stdout, row, "STATE", "JOB", "REPOSITORY", "RUN")
 		for _, r := range recent {
-			fmt.Fprintf(stdout, "%-15s %-10s %-25s %s\n", r.State, r.Kind, r.Repo, r.ID)
+			fmt.Fprintf(stdout, row, r.State, r.Kind, r.Repo, r.ID)
 		}
 	case "show":
 		r, err := ledger.Get(ctx, args[1])

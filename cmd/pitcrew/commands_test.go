@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/runs"
 )
 
 func TestReplayDryRunCommand(t *testing.T) {
@@ -52,5 +56,26 @@ func TestReplayDryRunCommand(t *testing.T) {
 	}
 	if code := replayCommand([]string{"--event", "issues"}, &out, &errs); code != 2 {
 		t.Fatalf("missing --file: exit %d", code)
+	}
+}
+
+// runs list has a header, and says so when the ledger holds no run.
+func TestRunsListHasAHeader(t *testing.T) {
+	rdb := testenv.Redis(t)
+	t.Setenv("REDIS_URL", fmt.Sprintf("redis://%s/%d", rdb.Options().Addr, rdb.Options().DB))
+	var out, errs bytes.Buffer
+	if code := runsCommand([]string{"list"}, &out, &errs); code != 0 || !strings.Contains(out.String(), "no runs in the ledger") {
+		t.Fatalf("empty ledger: %d %q %q", code, out.String(), errs.String())
+	}
+	if _, _, err := runs.NewLedger(rdb).Claim(context.Background(), runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: runs.KindFlaky, InstallationID: 1, Repo: "hexpm/hexpm"}, time.Hour, 5, runs.Subject{}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := runsCommand([]string{"list"}, &out, &errs); code != 0 {
+		t.Fatalf("list: %d %q", code, errs.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "STATE") || !strings.Contains(lines[0], "REPOSITORY") || !strings.Contains(lines[1], "flaky:hexpm/hexpm:test/a_test.exs:1#1") {
+		t.Fatalf("list:\n%s", out.String())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -111,9 +112,14 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
 	}
+	// "serving" is said once the port is bound, never before a bind that fails.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on PITCREW_ADDR %s: %w", cfg.Addr, err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Info().Str("addr", cfg.Addr).Str("public_url", cfg.PublicURL).Msg("pitcrew is serving")
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info().Str("addr", ln.Addr().String()).Str("public_url", cfg.PublicURL).Msg("pitcrew is serving")
 	select {
 	case err := <-errc:
 		return err
