@@ -105,13 +105,14 @@ func (b *Base) startVerify(ctx context.Context, repo github.Repo, fix runs.Run, 
 	case refErr != nil:
 		v.Note = "not verified independently: the run names no test"
 	default:
-		needed := evidence.NeededRuns(fix.Measured, flakyConfig.Of(cfg).VerifyRuns)
-		data, _ := json.Marshal(verifyData{FixRun: fix.ID, PR: p.Number, Head: p.Checked, CheckRunID: p.CheckRunID, Seed: seed, Runs: needed})
+		d := verifyData{FixRun: fix.ID, PR: p.Number, Head: p.Checked, CheckRunID: p.CheckRunID, Seed: seed,
+			Runs: evidence.NeededRuns(fix.Measured, flakyConfig.Of(cfg).VerifyRuns)}
+		data, _ := json.Marshal(d)
 		entry, started, err := b.Runs.Start(ctx, runs.Request{
 			Run: runs.Run{Key: VerifyKey(repo, p.Number, p.Checked), Kind: kindVerify, InstallationID: fix.InstallationID, Repo: fix.Repo,
 				Origin: fix.Origin, About: fix.About, Data: data, Delivery: "verify-of:" + fix.ID},
 			Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit, LastAttempt: queue.LastAttempt(ctx),
-			Input: prompts.VerifyInput{Repo: fix.Repo, PR: p.Number, Base: p.Base, Head: p.Checked, Test: ref, Seed: seed, Runs: needed},
+			Input: prompts.VerifyInput{Repo: fix.Repo, PR: p.Number, Base: p.Base, Head: p.Checked, Test: ref, Seed: seed, Runs: d.Runs},
 		})
 		if err != nil {
 			return v, err
@@ -131,7 +132,7 @@ func (b *Base) startVerify(ctx context.Context, repo github.Repo, fix runs.Run, 
 			started = &run
 		}
 		if started != nil && started.State.Terminal() {
-			v = verification(*started, verifyData{Head: p.Checked, Seed: seed, Runs: needed})
+			v = verification(*started, d)
 		}
 	}
 	return v, nil

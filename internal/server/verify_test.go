@@ -36,7 +36,7 @@ func runLogSample(t *testing.T, name string) string {
 	return string(b)
 }
 
-// verifyStart is the start request of the second session: the
+// verifyPrompt is the prompt of the second session: the
 // verification of the fix's head.
 func (h *harness) verifyPrompt() string {
 	h.t.Helper()
