@@ -53,7 +53,8 @@ func (l *Ledger) recentKey() string            { return l.prefix + "recent-runs"
 // the run the key points at; a live run, or an ended one still in its
 // cooldown, wins. Otherwise it takes one of the repository's runs for the
 // day (KEYS[3]; none left: "limited") and records a new queued run
-// "<key>#<gen>". The generation counter never expires, so run ids (and the
+// "<key>#<gen>", with the previous run's merged pull request as its
+// PriorFix. The generation counter never expires, so run ids (and the
 // sandbox idempotency keys made from them) are never reused. A subscriber
 // (ARGV[8]) is subscribed to the run it settles on, unless that run belongs
 // to another installation than ARGV[9].
@@ -66,6 +67,16 @@ local function subscribe(id, body)
   local sk = ARGV[3] .. id .. ':subjects'
   redis.call('SADD', sk, ARGV[8])
   redis.call('EXPIRE', sk, ARGV[6])
+end
+-- The merged fix of the key's previous run, as a prior_fix field, so that
+-- the new run keeps it through a retried start.
+local function priorFix(prevBody)
+  if prevBody == '' then return nil end
+  local ok, prev = pcall(cjson.decode, prevBody)
+  if not ok or type(prev) ~= 'table' or type(prev.pr) ~= 'table' or prev.pr.state ~= 'merged' then return nil end
+  local pr = prev.pr
+  if type(pr.number) ~= 'number' or type(pr.url) ~= 'string' or type(pr.merged_at) ~= 'string' then return nil end
+  return cjson.encode({number = pr.number, url = pr.url, merged_at = pr.merged_at})
 end
 local cur = redis.call('GET', KEYS[1])
 local prev = ''
@@ -89,13 +100,16 @@ end
 redis.call('EXPIRE', KEYS[3], 172800)
 local id = ARGV[4] .. '#' .. redis.call('INCR', KEYS[2])
 local rk = ARGV[3] .. id
-redis.call('HSET', rk, 'id', id, 'state', 'queued', 'ended_at', '0', 'json', ARGV[5])
+local body = ARGV[5]
+local fix = priorFix(prev)
+if fix then body = string.sub(body, 1, -2) .. ',"prior_fix":' .. fix .. '}' end
+redis.call('HSET', rk, 'id', id, 'state', 'queued', 'ended_at', '0', 'json', body)
 redis.call('EXPIRE', rk, ARGV[6])
 redis.call('SET', KEYS[1], id, 'EX', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[1], id)
 redis.call('ZREMRANGEBYRANK', KEYS[4], 0, -501)
-subscribe(id, ARGV[5])
-return {'new', id, 'queued', ARGV[5], prev}
+subscribe(id, body)
+return {'new', id, 'queued', body}
 `)
 
 // Claim records r as a new queued run for r.Key unless a live run holds
@@ -126,14 +140,6 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 		return Run{}, ClaimLimited, nil
 	}
 	got, err := decodeRun(res[1], res[2], res[3])
-	if err == nil && len(res) > 4 && res[4] != "" {
-		// The key's last run, which this one follows: a fix of it that was
-		// merged is what this run must start from.
-		var prev Run
-		if json.Unmarshal([]byte(res[4]), &prev) == nil && prev.PR != nil && prev.PR.State == PullMerged {
-			got.PriorFix = &PriorFix{Number: prev.PR.Number, URL: prev.PR.URL, MergedAt: prev.PR.MergedAt}
-		}
-	}
 	return got, Claim(res[0]), err
 }
 

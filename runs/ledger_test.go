@@ -406,3 +406,53 @@ func TestPullNumberReadsOnlyTheRunsRepository(t *testing.T) {
 		}
 	}
 }
+
+func TestARunAfterAMergedFixKeepsItThroughARetriedStart(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	const key = "flaky:hexpm/hexpm:test/a_test.exs:1"
+	merged := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+
+	first, _, err := l.Claim(ctx, newRun(key), 0, 100, Subject{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.PriorFix != nil {
+		t.Fatalf("a key's first run has a prior fix: %+v", first.PriorFix)
+	}
+	first, err = l.Move(ctx, first, Started, func(r *Run) { r.SessionID = "ses_1" })
+	if err == nil {
+		first, err = l.Move(ctx, first, Completed, func(r *Run) {
+			r.PR = &Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: PullMerged, MergedAt: merged}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	want := PriorFix{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", MergedAt: merged}
+	second, claim, err := l.Claim(ctx, newRun(key), 0, 100, Subject{})
+	if err != nil || claim != ClaimNew || second.PriorFix == nil || *second.PriorFix != want {
+		t.Fatalf("the run after a merged fix: %s %+v %v", claim, second.PriorFix, err)
+	}
+	// The start failed and its task runs again: the claim attaches to the
+	// queued run, which still names the fix.
+	again, claim, err := l.Claim(ctx, newRun(key), 0, 100, Subject{})
+	if err != nil || claim != ClaimAttached || again.PriorFix == nil || *again.PriorFix != want {
+		t.Fatalf("the retried start's claim: %s %+v %v", claim, again.PriorFix, err)
+	}
+	if stored, err := l.Get(ctx, second.ID); err != nil || stored.PriorFix == nil || *stored.PriorFix != want || stored.Key != key {
+		t.Fatalf("stored: %+v %v", stored, err)
+	}
+
+	// A previous run whose pull request was closed unmerged is no prior fix.
+	second, err = l.Move(ctx, second, Failed, func(r *Run) {
+		r.PR = &Pull{Number: 78, URL: "https://github.com/hexpm/hexpm/pull/78", State: PullClosed}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third, _, err := l.Claim(ctx, newRun(key), 0, 100, Subject{}); err != nil || third.PriorFix != nil {
+		t.Fatalf("after an unmerged pull request: %+v %v", third.PriorFix, err)
+	}
+}
