@@ -83,24 +83,30 @@ func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID s
 		news.apply(&p)
 	}
 	if news.reread || run.PR == nil {
-		if err := b.readPull(ctx, gh, repo, run, &p); err != nil {
+		review, err := b.readPull(ctx, gh, repo, run, &p)
+		if err != nil {
 			return run, err
+		}
+		if review != nil {
+			if run, err = b.postEvidence(ctx, gh, repo, run, &p, *review); err != nil {
+				return run, err
+			}
 		}
 	}
 	return b.Ledger.Update(ctx, run, func(r *runs.Run) error { r.PR = &p; return nil })
 }
 
 // readPull reads the pull request run opened, and, on a head it has not
-// seen, the head's check suites and the diff, whose review it posts as
-// the evidence check run.
-func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull) error {
+// seen, the head's check suites and the review of its diff, which the
+// caller posts; nil when the head was checked already.
+func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull) (*evidence.Review, error) {
 	pr, err := gh.PullRequest(ctx, repo, p.Number)
 	if errors.Is(err, github.ErrPullGone) {
 		p.State = runs.PullGone
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case pr.Merged:
@@ -111,13 +117,13 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 		p.State = runs.PullOpen
 	}
 	if pr.HeadSHA == "" || pr.HeadSHA == p.Checked {
-		return nil
+		return nil, nil
 	}
 	if pr.HeadSHA != p.Head {
 		p.Head, p.Base = pr.HeadSHA, pr.BaseSHA
 		suites, err := gh.HeadSuites(ctx, repo, p.Head)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.Suites = map[string]string{}
 		for k, v := range suites {
@@ -126,17 +132,40 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 			}
 		}
 	}
+	review, err := checkDiff(ctx, gh, repo, p.Number, jobOf(run.Kind).Evidence)
+	if err != nil {
+		return nil, err
+	}
+	return &review, nil
+}
+
+// postEvidence posts the review of the head's diff as its evidence check
+// run. The head is marked in the ledger first, so that an attempt that
+// created the check run but could not record it is followed by a lookup
+// of that check run, not by a second one.
+func (b *Base) postEvidence(ctx context.Context, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull, review evidence.Review) (runs.Run, error) {
 	job := jobOf(run.Kind).Evidence
-	review, err := checkDiff(ctx, gh, repo, p.Number, job)
-	if err != nil {
-		return err
+	out := evidenceOutput(job, run, p.Number, review)
+	var id int64
+	var err error
+	if p.Creating == p.Head {
+		if id, err = gh.FindCheckRun(ctx, repo, p.Head, out.Name, out.ExternalID); err != nil {
+			return run, err
+		}
 	}
-	id, err := gh.CreateCheckRun(ctx, repo, p.Head, evidenceOutput(job, run, p.Number, review))
-	if err != nil {
-		return err
+	if id == 0 {
+		p.Creating = p.Head
+		marked := *p
+		if run, err = b.Ledger.Update(ctx, run, func(r *runs.Run) error { r.PR = &marked; return nil }); err != nil {
+			return run, err
+		}
+		if id, err = gh.CreateCheckRun(ctx, repo, p.Head, out); err != nil {
+			return run, err
+		}
 	}
+	p.Creating = ""
 	p.SetEvidence(p.Head, review, id)
-	return nil
+	return run, nil
 }
 
 // evidenceOutput is the evidence check run of a pull request run opened:

@@ -107,3 +107,48 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 		})
 	}
 }
+
+// A check run created by an attempt whose record was then lost (Redis
+// timed out, the replica died) is found by the next attempt, not created
+// a second time.
+func TestAnEvidenceCheckRunWhoseRecordWasLostIsNotCreatedTwice(t *testing.T) {
+	sleepy, _ := os.ReadFile(testenv.Path("evidence", "testdata", "flaky", "sleep_added.diff"))
+	const head = "1111111111111111111111111111111111111111"
+	gh := &githubtest.Fake{Installation: testenv.Installation, Diffs: map[int]string{77: string(sleepy)},
+		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: head}}}
+	b := ruleBase(t, gh, &startedSessions{})
+	ctx := context.Background()
+	run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: runs.KindFlaky, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: 3}, time.Hour, 100, runs.Subject{})
+	if err == nil {
+		run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_1" })
+	}
+	if err == nil {
+		run, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) {
+			r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77"}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	lost, cancel := context.WithCancel(ctx)
+	gh.AfterWrite = func(call string) {
+		if strings.HasPrefix(call, "CreateCheckRun") {
+			cancel()
+		}
+	}
+	if _, err := b.followPull(lost, gh, run); err == nil {
+		t.Fatal("the attempt whose record was lost succeeded")
+	}
+	gh.AfterWrite = nil
+	run, err = b.followPull(ctx, gh, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := gh.WritesSoFar(); len(w) != 1 || !strings.HasPrefix(w[0], "CreateCheckRun") {
+		t.Fatalf("writes %q, want one check run", w)
+	}
+	if run.PR.CheckRunID != 1 || run.PR.Checked != head || run.PR.Creating != "" || run.PR.Concerns != 1 {
+		t.Fatalf("pull %+v", run.PR)
+	}
+}

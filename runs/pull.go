@@ -31,8 +31,10 @@ type Pull struct {
 	Reviews map[string]Review `json:"reviews,omitempty"`
 	// Checked is the head whose diff the evidence read; CheckRunID its
 	// "pitcrew / evidence" check run.
-	Checked    string             `json:"checked,omitempty"`
-	CheckRunID int64              `json:"check_run_id,omitempty"`
+	Checked    string `json:"checked,omitempty"`
+	CheckRunID int64  `json:"check_run_id,omitempty"`
+	// Creating is the head whose evidence check run is being created.
+	Creating   string             `json:"creating,omitempty"`
 	Verdict    evidence.Verdict   `json:"verdict,omitempty"`
 	NotChecked string             `json:"not_checked,omitempty"`
 	Concerns   int                `json:"concerns,omitempty"`

@@ -66,8 +66,14 @@ type Fake struct {
 	Comments []Comment
 	Issues   []Issue
 	Checks   []github.CheckOutput
+	// checkRuns are the ids of the check runs created, by head, name and
+	// external id, for FindCheckRun.
+	checkRuns map[[3]string]int64
 	// Writes lists every call that changes GitHub, as "CreateComment #12".
 	Writes []string
+	// AfterWrite, when set, is called with each write once it is recorded
+	// (with the fake locked): a test's way to fail what comes next.
+	AfterWrite func(call string)
 
 	next int64
 }
@@ -77,6 +83,9 @@ var _ github.Client = (*Fake)(nil)
 func (f *Fake) write(format string, args ...any) int64 {
 	f.next++
 	f.Writes = append(f.Writes, fmt.Sprintf(format, args...))
+	if f.AfterWrite != nil {
+		f.AfterWrite(f.Writes[len(f.Writes)-1])
+	}
 	return f.next
 }
 
@@ -356,7 +365,12 @@ func (f *Fake) CreateCheckRun(_ context.Context, _ github.Repo, sha string, out 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Checks = append(f.Checks, out)
-	return f.write("CreateCheckRun %.7s", sha), nil
+	id := f.write("CreateCheckRun %.7s", sha)
+	if f.checkRuns == nil {
+		f.checkRuns = map[[3]string]int64{}
+	}
+	f.checkRuns[[3]string{sha, out.Name, out.ExternalID}] = id
+	return id, nil
 }
 
 // UpdateCheckRun implements github.Checks.
@@ -368,9 +382,12 @@ func (f *Fake) UpdateCheckRun(_ context.Context, _ github.Repo, id int64, out gi
 	return nil
 }
 
-// FindCheckRun implements github.Checks.
-func (f *Fake) FindCheckRun(context.Context, github.Repo, string, string, string) (int64, error) {
-	return 0, nil
+// FindCheckRun implements github.Checks: the check run created on sha
+// with that name and external id, 0 when none.
+func (f *Fake) FindCheckRun(_ context.Context, _ github.Repo, sha, name, externalID string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checkRuns[[3]string{sha, name, externalID}], nil
 }
 
 // WritesSoFar is a copy of Writes.
