@@ -13,7 +13,7 @@ type rule func(c change) []Finding
 // skip, or test less. The fix is the cause (shared state, ordering, a
 // missing sync point), not a disguise.
 var flakyRules = []rule{sleeps, receiveTimeouts, attributeTimeouts, callTimeouts, tagTimeouts, retries, rescues, skips, exclusions,
-	deletedTests, deletedAssertions, weakenedAssertions, asyncOff}
+	deletedTests, deletedAssertions, weakenedAssertions, asyncOff, ciForgives}
 
 // sleepCalls are the calls that wait a fixed time.
 var sleepCalls = []string{"Process.sleep", ":timer.sleep"}

@@ -115,10 +115,20 @@ func elixirFile(p string) bool {
 }
 
 // configFile is where test runs are configured outside Elixir: CI
-// workflows and scripts that run mix test.
+// workflows and configurations, Makefiles, and scripts that run mix test.
 func configFile(p string) bool {
-	return strings.HasPrefix(p, ".github/workflows/") && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) ||
-		strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh")
+	yaml := strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")
+	for _, dir := range []string{".github/workflows/", ".circleci/", ".buildkite/"} {
+		if strings.HasPrefix(p, dir) && yaml {
+			return true
+		}
+	}
+	for _, dir := range []string{"bin/", "script/", "scripts/", "ci/", ".ci/"} {
+		if strings.HasPrefix(p, dir) && !elixirFile(p) {
+			return true
+		}
+	}
+	return p == ".gitlab-ci.yml" || strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh")
 }
 
 // testFile is an ExUnit test or its support code.
