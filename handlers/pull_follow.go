@@ -34,10 +34,51 @@ type pullNews struct {
 // the run's, then reads it (pullRead). The caller shows the run.
 func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (runs.Run, error) {
 	n := runs.PullNumber(run.PullRequest(), run.Repo)
-	if err := b.Ledger.FollowPull(ctx, run.Repo, n, run.ID); err != nil {
+	previous, err := b.Ledger.FollowPull(ctx, run.Repo, n, run.ID)
+	if err != nil {
 		return run, err
 	}
-	return b.pullRead(ctx, gh, run.Repo, run.ID, n, pullNews{reread: true})
+	news := pullNews{reread: true}
+	if previous != "" && previous != run.ID {
+		inherited, err := b.handOver(ctx, gh, previous, n)
+		if err != nil {
+			return run, err
+		}
+		if inherited != nil {
+			// The same pull request: its head's evidence check run and
+			// verification carry over instead of being made again.
+			news.apply = func(p *runs.Pull) {
+				if p.Head == "" {
+					*p = *inherited
+					p.TakenOver = false
+				}
+			}
+		}
+	}
+	return b.pullRead(ctx, gh, run.Repo, run.ID, n, news)
+}
+
+// handOver tells the run that followed pull request number before that a
+// later run took it over, and shows it so, so that its comment says so
+// instead of going stale. It returns the pull request as that run knew it
+// (nil when it knew none).
+func (b *Base) handOver(ctx context.Context, gh github.Client, previous string, number int) (*runs.Pull, error) {
+	run, err := b.Ledger.Get(ctx, previous)
+	if errors.Is(err, runs.ErrNotFound) || err == nil && (run.PR == nil || run.PR.Number != number) {
+		return nil, nil
+	}
+	if err != nil || run.PR.TakenOver {
+		return run.PR, err
+	}
+	if run, err = b.Ledger.Update(ctx, run, func(r *runs.Run) error {
+		if r.PR != nil {
+			r.PR.TakenOver = true
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return run.PR, b.Publish.Subjects(ctx, gh, run, runs.Subject{})
 }
 
 // updatePull applies an event's news to the pull request number of repo,
@@ -93,7 +134,11 @@ func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID s
 			}
 		}
 	}
-	return b.Ledger.Update(ctx, run, func(r *runs.Run) error { r.PR = &p; return nil })
+	return b.Ledger.Update(ctx, run, func(r *runs.Run) error {
+		p.TakenOver = p.TakenOver || r.PR != nil && r.PR.TakenOver // handed over meanwhile
+		r.PR = &p
+		return nil
+	})
 }
 
 // readPull reads the pull request run opened, and, on a head it has not

@@ -152,3 +152,70 @@ func TestAnEvidenceCheckRunWhoseRecordWasLostIsNotCreatedTwice(t *testing.T) {
 		t.Fatalf("pull %+v", run.PR)
 	}
 }
+
+// Two runs name the same pull request: the later one follows it, and the
+// earlier one's comment says so instead of going stale.
+func TestAPullRequestNamedByALaterRunIsHandedOver(t *testing.T) {
+	const head = "1111111111111111111111111111111111111111"
+	gh := &githubtest.Fake{Installation: testenv.Installation, Diffs: map[int]string{77: ""},
+		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: head}}}
+	b := ruleBase(t, gh, &startedSessions{})
+	ctx := context.Background()
+	ended := func(key string, issue int) runs.Run {
+		run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: key, Kind: runs.KindFlaky, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: issue}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: issue})
+		if err == nil {
+			run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_" + key })
+		}
+		if err == nil {
+			run, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) {
+				r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77"}
+			})
+		}
+		if err == nil {
+			run, err = b.followPull(ctx, gh, run)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	first := ended("flaky:hexpm/hexpm:test/a_test.exs:1", 3)
+	if err := b.Publish.Status(ctx, gh, runs.Subject{Repo: "hexpm/hexpm", Issue: 3}, func(st *runs.Status) {
+		st.Replace(runs.Status{InstallationID: testenv.Installation, Entries: []runs.Entry{{About: first.About, RunID: first.ID, Relation: runs.ClaimNew}}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	writes := len(gh.WritesSoFar())
+	second := ended("flaky:hexpm/hexpm:test/b_test.exs:9", 4)
+
+	if id, _ := b.Ledger.PullRun(ctx, "hexpm/hexpm", 77); id != second.ID {
+		t.Fatalf("the pull request names run %q, want the later %q", id, second.ID)
+	}
+	if got, _ := b.Ledger.Get(ctx, first.ID); got.PR == nil || !got.PR.TakenOver {
+		t.Fatalf("the earlier run's pull request: %+v", got.PR)
+	}
+	if second.PR.TakenOver {
+		t.Fatal("the later run is marked taken over")
+	}
+	var handedOver bool
+	for _, c := range gh.Comments {
+		handedOver = handedOver || c.Issue == 3 && strings.Contains(c.Body, "a later run named it too and follows it from here on")
+	}
+	if !handedOver {
+		t.Fatalf("issue #3's comment does not say the pull request was taken over: %+v", gh.Comments)
+	}
+	// The head's evidence check run carries over: the later run makes none.
+	if w := gh.WritesSoFar()[writes:]; len(w) != 1 || !strings.HasPrefix(w[0], "EditComment") {
+		t.Fatalf("writes after the first run: %q, want the first run's comment edited", w)
+	}
+	if second.PR.CheckRunID != first.PR.CheckRunID || second.PR.Checked != head {
+		t.Fatalf("the later run's pull request %+v", second.PR)
+	}
+	// The same run following again hands nothing over.
+	if _, err := b.followPull(ctx, gh, second); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.Ledger.Get(ctx, second.ID); got.PR.TakenOver {
+		t.Fatal("a run took its own pull request over")
+	}
+}

@@ -165,7 +165,16 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 		return queue.Permanent(fmt.Errorf("verification run %s has no readable data: %v", run.ID, err))
 	}
 	v := verification(run, d)
-	fix, err := b.pullRead(ctx, gh, run.Repo, d.FixRun, d.PR, pullNews{apply: func(p *runs.Pull) {
+	fixID, err := b.Ledger.PullRun(ctx, run.Repo, d.PR)
+	if err != nil {
+		return err
+	}
+	if fixID == "" {
+		fixID = d.FixRun
+	}
+	// The fix that follows the pull request now: a later run that named it
+	// too took the verification over with it.
+	fix, err := b.pullRead(ctx, gh, run.Repo, fixID, d.PR, pullNews{apply: func(p *runs.Pull) {
 		if p.Verify == nil || (p.Verify.Head == d.Head && (p.Verify.RunID == "" || p.Verify.RunID == run.ID)) {
 			p.Verify = &v
 		}
@@ -175,7 +184,7 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 	}
 	p := fix.PR
 	if p == nil || p.Verify == nil || p.Verify.RunID != run.ID {
-		logFor(ctx).Info().Str("fix_run", d.FixRun).Msg("the verification ended after its head was replaced; not shown")
+		logFor(ctx).Info().Str("fix_run", fixID).Msg("the verification ended after its head was replaced; not shown")
 		return nil
 	}
 	// The comment first: a check run that cannot be updated must not keep

@@ -41,6 +41,9 @@ func pullLine(r runs.Run) string {
 	case runs.PullClosed:
 		parts = append(parts, "closed without merging")
 	}
+	if p.TakenOver {
+		parts = append(parts, "a later run named it too and follows it from here on")
+	}
 	var b strings.Builder
 	b.WriteString("\n  - " + strings.Join(parts, " · "))
 	b.WriteString(verifyLine(p))

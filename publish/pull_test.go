@@ -39,6 +39,8 @@ func TestTheFollowedPullRequestIsSummedUp(t *testing.T) {
 			p.State, p.MergedAt = runs.PullMerged, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 		}), []string{"· CI passed · evidence: 1 concern, 1 note · approved · merged 2 Dec"}},
 		{"closed", pr(func(p *runs.Pull) { p.State = runs.PullClosed }), []string{"· CI not reported yet · evidence: 1 concern, 1 note · closed without merging"}},
+		{"taken over by a later run", pr(func(p *runs.Pull) { p.TakenOver = true }),
+			[]string{"· CI not reported yet · evidence: 1 concern, 1 note · a later run named it too and follows it from here on"}},
 		{"gone", pr(func(p *runs.Pull) { p.State = runs.PullGone }), []string{"[PR #77](https://github.com/hexpm/hexpm/pull/77) no longer exists."}},
 		{"too large", pr(func(p *runs.Pull) {
 			p.SetEvidence("h", evidence.Review{Verdict: evidence.VerdictNote, NotChecked: "not checked: too large (301 files, 40 changed lines read; the bounds are 300 files and 20000 changed lines)"}, 9)

@@ -43,6 +43,9 @@ type Pull struct {
 	// Verify is the independent verification of the fix on Checked; nil
 	// before one was decided on.
 	Verify *Verify `json:"verify,omitempty"`
+	// TakenOver says a later run named this pull request too and follows
+	// it from then on; what this run shows of it stops there.
+	TakenOver bool `json:"taken_over,omitempty"`
 }
 
 // Verify is the independent verification of a fix on one head of its pull
@@ -171,9 +174,15 @@ func (l *Ledger) pullKey(repo string, number int) string {
 	return fmt.Sprintf("%spull:%s#%d", l.prefix, strings.ToLower(repo), number)
 }
 
-// FollowPull remembers that pull request number of repo is run runID's.
-func (l *Ledger) FollowPull(ctx context.Context, repo string, number int, runID string) error {
-	return l.rdb.Set(ctx, l.pullKey(repo, number), runID, Retention).Err()
+// FollowPull remembers that pull request number of repo is run runID's,
+// and returns the run it was before, "" when none: one run follows a pull
+// request, the last that named it.
+func (l *Ledger) FollowPull(ctx context.Context, repo string, number int, runID string) (previous string, err error) {
+	previous, err = l.rdb.SetArgs(ctx, l.pullKey(repo, number), runID, redis.SetArgs{TTL: Retention, Get: true}).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return previous, err
 }
 
 // PullRun is the run that opened pull request number of repo; "" when
