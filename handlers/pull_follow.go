@@ -64,7 +64,7 @@ func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (
 // (nil when it knew none).
 func (b *Base) handOver(ctx context.Context, gh github.Client, previous string, number int) (*runs.Pull, error) {
 	run, err := b.Ledger.Get(ctx, previous)
-	if errors.Is(err, runs.ErrNotFound) || err == nil && (run.PR == nil || run.PR.Number != number) {
+	if errors.Is(err, runs.ErrNotFound) || err == nil && (run.PR == nil || run.PR.Number != number || run.PR.State == runs.PullGone) {
 		return nil, nil
 	}
 	if err != nil || run.PR.TakenOver {

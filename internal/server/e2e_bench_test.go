@@ -49,7 +49,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 	}{
 		{"label", func(h *harness, i int) (string, []byte) {
 			return "issues", testenv.LabeledEvent(b, "flaky", "alice", 1000+i, fmt.Sprintf("test/bench/t%d_test.exs:%d", i, i+1), "")
-		}, func(h *harness, i int) bool { return h.commentContains(1000+i, "pull/1234")() }},
+		}, func(h *harness, i int) bool { return h.commentContains(1000+i, "/hexpm/hexpm/pull/1")() }},
 		{"rerun", func(h *harness, i int) (string, []byte) {
 			run := int64(5000 + i)
 			log := strings.ReplaceAll(testenv.ExUnitLog(b, "gha_fail_seed_1.txt"), "test/racy_b_test.exs:25", fmt.Sprintf("test/bench/r%d_test.exs:25", i))
@@ -93,8 +93,9 @@ func BenchmarkEndToEnd(b *testing.B) {
 			elapsed := time.Since(start)
 			b.StopTimer()
 			if job.outcome != nil {
-				for _, id := range h.sandbox.SessionIDs() {
-					h.finish(id, sandbox.StatusCompleted, fixedAnswer)
+				// Each fix opens its own pull request, as agents do.
+				for k, id := range h.sandbox.SessionIDs() {
+					h.finish(id, sandbox.StatusCompleted, strings.Replace(fixedAnswer, "/pull/1234", fmt.Sprintf("/pull/%d", 100000+k), 1))
 				}
 				for i := 0; i < b.N; i++ {
 					h.eventually("the outcome", func() bool { return job.outcome(h, i) })
