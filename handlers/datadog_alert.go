@@ -27,6 +27,7 @@ var datadogJob = Job{
 	Source: &Source{
 		Source:    hook.Source{Name: "datadog", Title: "Datadog", Auth: hook.Auth{Header: "X-Pitcrew-Token"}, MaxBody: alerts.MaxBody, Accept: acceptDatadog},
 		SecretEnv: "DATADOG_WEBHOOK_TOKEN", ReposEnv: "DATADOG_SERVICE_REPOS", Handle: handleDatadogAlert},
+	Retry: retryAlert,
 }
 
 // acceptDatadog checks a Datadog body is an alert of either payload shape.

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -15,6 +17,13 @@ import (
 var flakyJob = Job{
 	Job:    runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus, Evidence: evidence.JobFlaky, RunLog: evidence.RunLogName},
 	Config: flakyConfig,
+	Retry: func(run runs.Run, cfg repoconfig.Config) (any, error) {
+		ref, err := exunit.ParseTestRef(run.About)
+		if err != nil {
+			return nil, err
+		}
+		return prompts.FlakyInput{Repo: run.Repo, Issue: run.Origin, Test: ref, VerifyRuns: flakyConfig.Of(cfg).VerifyRuns}, nil
+	},
 }
 
 // DefaultFlakyLabel is the label that asks for a flaky-test fix unless a

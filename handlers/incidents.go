@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"time"
@@ -109,8 +111,12 @@ func (b *Base) startIncident(ctx context.Context, gh github.Client, inc incident
 		return runs.Subject{Repo: repo, Issue: issue}, nil
 	}
 	delivery := queue.TaskID(ctx)
+	data, err := json.Marshal(inc.Input) // what /pitcrew retry starts again from
+	if err != nil {
+		return err
+	}
 	entry, started, err := b.Runs.Start(ctx, runs.Request{
-		Run:     runs.Run{Key: inc.Key, Kind: inc.Kind, InstallationID: inc.Inst, Repo: repo, Origin: issue, About: inc.ID, Delivery: delivery},
+		Run:     runs.Run{Key: inc.Key, Kind: inc.Kind, InstallationID: inc.Inst, Repo: repo, Origin: issue, About: inc.ID, Data: data, Delivery: delivery},
 		Subject: runs.Subject{Repo: repo, Issue: issue}, OpenSubject: openIssue,
 		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Input: inc.Input,
 		LastAttempt: queue.LastAttempt(ctx),
@@ -158,4 +164,13 @@ func (b *Base) incidentIssue(ctx context.Context, gh github.Client, repo github.
 		return 0, err
 	}
 	return n, b.Ledger.SetTrackingIssue(ctx, key, n)
+}
+
+// retryAlert rebuilds an alert run's prompt from the alert it kept.
+func retryAlert(run runs.Run, _ repoconfig.Config) (any, error) {
+	var in prompts.AlertInput
+	if err := json.Unmarshal(run.Data, &in); err != nil || in.Repo == "" {
+		return nil, errors.New("the run keeps no alert")
+	}
+	return in, nil
 }

@@ -24,6 +24,9 @@ type Job struct {
 	// Ended shows a run of the job that ended, for a job whose runs are
 	// shown where another run is (nil: on the run's own subjects).
 	Ended func(b *Base, ctx context.Context, gh github.Client, run runs.Run) error
+	// Retry rebuilds the prompt input of an ended run, for /pitcrew retry
+	// (nil: the job's runs are not started again by hand).
+	Retry func(run runs.Run, cfg repoconfig.Config) (input any, err error)
 }
 
 var (
@@ -63,12 +66,18 @@ func mustRegister(list []Job) (runs.Jobs, repoconfig.Schema) {
 
 // endedOf is what shows an ended run of kind k; nil for its subjects.
 func endedOf(k runs.Kind) func(*Base, context.Context, github.Client, runs.Run) error {
+	j, _ := jobByKind(k)
+	return j.Ended
+}
+
+// jobByKind is the registered job of kind k.
+func jobByKind(k runs.Kind) (Job, bool) {
 	for _, j := range jobs {
 		if j.Kind == k {
-			return j.Ended
+			return j, true
 		}
 	}
-	return nil
+	return Job{}, false
 }
 
 // jobOf is the job of a kind, the default job for one nobody registered.
@@ -119,6 +128,6 @@ type EventHandler interface {
 
 // EventHandlers are the handlers of GitHub events, one per file.
 func EventHandlers(base Base) []EventHandler {
-	return []EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base},
+	return []EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base}, &IssueComment{base},
 		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
 }

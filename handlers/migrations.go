@@ -22,6 +22,10 @@ import (
 var migrationJob = Job{
 	Job:    runs.Job{Kind: runs.KindMigration, Prompt: "migration", Artifact: publish.ReportName, Render: publish.RenderReport},
 	Config: migrationConfig,
+	Retry: func(run runs.Run, _ repoconfig.Config) (any, error) {
+		d := publish.MigrationOf(run)
+		return prompts.MigrationInput{Repo: run.Repo, Commit: run.About, PR: run.Origin, Files: d.Files, BeforeMerge: d.BeforeMerge}, nil
+	},
 }
 
 // MigrationConfig configures the slow-query report after merged
@@ -118,6 +122,8 @@ type mergeSignal struct {
 	Commit         string
 	PR             int          // 0 for a push without a pull request
 	Subject        runs.Subject // the pull request, or the commit
+	// BeforeMerge: Commit is an open pull request's head (/pitcrew profile).
+	BeforeMerge bool
 }
 
 // profileMerge claims the merge's profiling run and shows it on the
@@ -130,7 +136,7 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 			st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: "Not profiled: " + notice})
 		})
 	}
-	data, err := json.Marshal(publish.MigrationData{Files: files})
+	data, err := json.Marshal(publish.MigrationData{Files: files, BeforeMerge: sig.BeforeMerge})
 	if err != nil {
 		return err
 	}
@@ -138,7 +144,7 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 		Run: runs.Run{Key: MigrationKey(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
 			Repo: repo, Origin: sig.PR, About: sig.Commit, Data: data, Delivery: sig.Delivery},
 		Subject: sig.Subject, Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit,
-		Input:       prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files},
+		Input:       prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files, BeforeMerge: sig.BeforeMerge},
 		LastAttempt: queue.LastAttempt(ctx),
 	})
 	if err != nil {

@@ -32,6 +32,7 @@ var sentryJob = Job{
 		Source: hook.Source{Name: "sentry", Title: "Sentry", Auth: hook.Auth{Header: "Sentry-Hook-Signature", HMAC: true},
 			MaxBody: maxSentryBody, Accept: acceptSentry},
 		SecretEnv: "SENTRY_CLIENT_SECRET", ReposEnv: "SENTRY_PROJECT_REPOS", Handle: handleSentryAlert},
+	Retry: retryAlert,
 }
 
 const kindSentry runs.Kind = "sentry"

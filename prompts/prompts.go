@@ -136,9 +136,12 @@ func (in VerifyInput) fields() (any, error) {
 // MigrationInput is everything the slow-query prompt may contain.
 type MigrationInput struct {
 	Repo   string // owner/name
-	Commit string // the merge commit
+	Commit string // the merge commit; the pull request's head when BeforeMerge
 	PR     int    // 0 for a push without a pull request
 	Files  []string
+	// BeforeMerge profiles an open pull request's head (/pitcrew profile),
+	// before the change ships.
+	BeforeMerge bool
 }
 
 var (

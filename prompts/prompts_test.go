@@ -44,6 +44,19 @@ func TestMigrationPrompt(t *testing.T) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
+	if strings.Contains(p, "before a schema change merges") {
+		t.Error("a merge's prompt reads as a pull request's before its merge")
+	}
+	in.BeforeMerge = true
+	before, err := Render("migration", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"before a schema change merges", "check out commit\n" + in.Commit + ", the head of pull request #42", "Do not open a\npull request"} {
+		if !strings.Contains(before, want) {
+			t.Errorf("the pull request's prompt lacks %q", want)
+		}
+	}
 	for _, bad := range []MigrationInput{
 		{Repo: "hexpm/hexpm", Commit: "main", Files: in.Files},
 		{Repo: "hexpm/hexpm", Commit: in.Commit},

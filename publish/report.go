@@ -16,13 +16,15 @@ const ReportName = "slow-queries.md"
 // runs.Run.Data: the migration files the prompt names.
 type MigrationData struct {
 	Files []string `json:"files"`
+	// BeforeMerge: the run profiles an open pull request's head.
+	BeforeMerge bool `json:"before_merge,omitempty"`
 }
 
-// MigrationFiles reads a profiling run's files from its data.
-func MigrationFiles(r runs.Run) []string {
+// MigrationOf reads a profiling run's data.
+func MigrationOf(r runs.Run) MigrationData {
 	var d MigrationData
 	_ = json.Unmarshal(r.Data, &d)
-	return d.Files
+	return d
 }
 
 // RenderReport writes the status comment of a merge's profiling run: that
@@ -34,7 +36,11 @@ func RenderReport(v runs.View) string {
 	if !ok {
 		return b.String()
 	}
-	fmt.Fprintf(b, "Migrations in `%.7s`: %s\n\n", e.About, codeList(MigrationFiles(r)))
+	d := MigrationOf(r)
+	fmt.Fprintf(b, "Migrations in `%.7s`: %s\n\n", e.About, codeList(d.Files))
+	if d.BeforeMerge {
+		b.WriteString("Profiled on the pull request's head, before the change ships (`/pitcrew profile`).\n\n")
+	}
 	switch {
 	case r.State == runs.Queued:
 		b.WriteString("🕓 A profiling run is queued; the agent starts shortly.\n")

@@ -36,6 +36,7 @@ GET /repos/{owner}/{repo}/issues/{issue_number}/comments
 POST /repos/{owner}/{repo}/issues/{issue_number}/comments
 GET /repos/{owner}/{repo}/issues/comments/{comment_id}
 PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}
+POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions
 POST /repos/{owner}/{repo}/issues/{issue_number}/labels
 GET /repos/{owner}/{repo}/labels/{name}
 POST /repos/{owner}/{repo}/labels
@@ -169,6 +170,7 @@ const WEBHOOKS = [
   ["pull_request", "closed"],
   ["pull_request", "synchronize"],
   ["pull_request_review", "submitted"],
+  ["issue_comment", "created"],
   ["check_suite", "completed"],
   ["push", null],
 ];

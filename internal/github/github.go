@@ -68,6 +68,10 @@ type Issues interface {
 	FindIssue(ctx context.Context, repo Repo, label, marker string) (int, error)
 	// EditIssueBody replaces an issue's body.
 	EditIssueBody(ctx context.Context, repo Repo, number int, body string) error
+	// ReactToComment puts a reaction (GitHub's content names: "eyes", "+1",
+	// ...) on a comment of an issue or pull request; reacting twice is one
+	// reaction.
+	ReactToComment(ctx context.Context, repo Repo, commentID int64, content string) error
 }
 
 // Pulls are pull requests, commits and their comments.

@@ -90,6 +90,13 @@ func (g *restGitHub) EditComment(ctx context.Context, repo Repo, id int64, body 
 	return nil
 }
 
+func (g *restGitHub) ReactToComment(ctx context.Context, repo Repo, commentID int64, content string) error {
+	if _, _, err := g.c.Reactions.CreateIssueCommentReaction(ctx, repo.Owner, repo.Name, commentID, content); err != nil {
+		return fmt.Errorf("reacting to comment %d on %s: %w", commentID, repo, err)
+	}
+	return nil
+}
+
 func (g *restGitHub) FindComment(ctx context.Context, repo Repo, issue int, marker string) (int64, error) {
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
 	for {

@@ -28,6 +28,7 @@ var forbidden = map[string][]string{
 	module + "/exunit":   append(append([]string{}, pipeline...), transport...),
 	module + "/alerts":   append(append([]string{}, pipeline...), transport...),
 	module + "/evidence": append(append([]string{}, pipeline...), transport...),
+	module + "/commands": append(append([]string{}, pipeline...), transport...),
 	module + "/runs":     {module + "/handlers", module + "/publish", "net/http", "github.com/hibiken/asynq"},
 	module + "/setup":    append([]string{}, pipeline...),
 	// the hooks store requests; deciding what they mean is the handlers' part

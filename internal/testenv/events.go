@@ -261,3 +261,23 @@ func ReviewEvent(t testing.TB, number int, reviewer, state string) []byte {
 		ev["pull_request"].(map[string]any)["number"] = number
 	})
 }
+
+// CommentEvent is the issue_comment.created Event: sender's comment id
+// with body on issue (a pull request when onPull).
+func CommentEvent(t testing.TB, sender string, issue int, id int64, body string, onPull bool) []byte {
+	return Event(t, "issue_comment.created.json", func(ev map[string]any) {
+		is := ev["issue"].(map[string]any)
+		is["number"] = issue
+		if onPull {
+			is["pull_request"] = map[string]any{"url": fmt.Sprintf("https://api.github.com/repos/hexpm/hexpm/pulls/%d", issue)}
+		}
+		c := ev["comment"].(map[string]any)
+		c["id"], c["body"], c["updated_at"] = id, body, nextEventTime()
+		for _, u := range []map[string]any{c["user"].(map[string]any), ev["sender"].(map[string]any)} {
+			u["login"] = sender
+			if strings.HasSuffix(sender, "[bot]") {
+				u["type"] = "Bot"
+			}
+		}
+	})
+}

@@ -28,6 +28,16 @@ type Request struct {
 	Body         []byte
 }
 
+// reactionContents are the reactions GitHub knows.
+var reactionContents = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true, "hooray": true, "rocket": true, "eyes": true}
+
+// Reacted reports whether comment id of repo has the reaction.
+func (g *GitHub) Reacted(repo string, id int64, content string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reactions[fmt.Sprintf("%s:%d:%s", repo, id, content)]
+}
+
 // Comment is an issue comment held by the fake.
 type Comment struct {
 	ID    int64
@@ -54,6 +64,7 @@ type GitHub struct {
 	repos        map[string]bool             // repositories that exist beyond those with files
 	permissions  map[string]string           // login → permission
 	labels       map[string]bool             // "owner/repo:name"
+	reactions    map[string]bool             // "owner/repo:comment id:content"
 	jobs         map[string][]map[string]any // "runID/attempt" → jobs
 	suites       map[int64]int64             // check suite id → workflow run id
 	annotations  map[int64][]map[string]any  // job (check run) id → annotations
@@ -87,7 +98,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pulls: map[int]map[string]any{}, diffs: map[int]string{}, headSuites: map[string][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, reactions: map[string]bool{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pulls: map[int]map[string]any{}, diffs: map[int]string{}, headSuites: map[string][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -557,6 +568,19 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		c.Body = in.Body
 		c.Edits++
 		return 200, g.commentJSON(c)
+	case "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":
+		var in struct{ Content string }
+		_ = json.Unmarshal(body, &in)
+		if !reactionContents[in.Content] {
+			return 422, map[string]any{"message": "Validation Failed", "errors": []any{map[string]string{"resource": "Reaction", "code": "invalid", "field": "content"}}}
+		}
+		id, _ := strconv.ParseInt(p["comment_id"], 10, 64)
+		key := fmt.Sprintf("%s:%d:%s", repo, id, in.Content)
+		if g.reactions[key] {
+			return 200, map[string]any{"id": id, "content": in.Content} // GitHub answers 200 for a reaction already there
+		}
+		g.reactions[key] = true
+		return 201, map[string]any{"id": id, "content": in.Content}
 	case "GET /repos/{owner}/{repo}/issues/{issue_number}/comments":
 		n, _ := strconv.Atoi(p["issue_number"])
 		out := []any{}

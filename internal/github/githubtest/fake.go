@@ -60,6 +60,8 @@ type Fake struct {
 	Diffs map[int]string
 	// DiffErrs are what PullDiff answers instead of a diff.
 	DiffErrs map[int]error
+	// Files are the files each pull request changed.
+	Files map[int][]github.ChangedFile
 	// Suites are the check suites on every head: app slug → conclusion.
 	Suites map[string]string
 
@@ -214,9 +216,11 @@ func (f *Fake) EditIssueBody(_ context.Context, _ github.Repo, number int, body 
 	return fmt.Errorf("githubtest: no issue #%d", number)
 }
 
-// ChangedFiles implements github.Pulls; the fake knows no pull requests.
-func (f *Fake) ChangedFiles(context.Context, github.Repo, int) ([]github.ChangedFile, error) {
-	return nil, nil
+// ChangedFiles implements github.Pulls from Files.
+func (f *Fake) ChangedFiles(_ context.Context, _ github.Repo, number int) ([]github.ChangedFile, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Files[number], nil
 }
 
 // PullRequest implements github.Pulls from Pulls.
@@ -388,6 +392,14 @@ func (f *Fake) FindCheckRun(_ context.Context, _ github.Repo, sha, name, externa
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.checkRuns[[3]string{sha, name, externalID}], nil
+}
+
+// ReactToComment implements github.Issues.
+func (f *Fake) ReactToComment(_ context.Context, _ github.Repo, id int64, content string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.write("React %d %s", id, content)
+	return nil
 }
 
 // WritesSoFar is a copy of Writes.

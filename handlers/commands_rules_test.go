@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/github/githubtest"
+	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// What a /pitcrew command in a comment does, decided by IssueComment
+// alone: no HTTP, a struct fake of GitHub.
+func TestWhatACommandInACommentDoes(t *testing.T) {
+	const test = "test/hexpm/web/controllers/package_controller_test.exs:42"
+	const head = "2222222222222222222222222222222222222222"
+	migration := []github.ChangedFile{{Path: "priv/repo/migrations/20261201000000_add_index.exs", Status: "added"}}
+	type setup int
+	const (
+		none    setup = iota
+		ended         // issue 12 shows a flaky run that completed
+		running       // issue 12 shows a flaky run still going on
+	)
+	for _, c := range []struct {
+		name, config, sender, body string
+		onPull                     bool
+		pull                       *github.PullRequest
+		files                      []github.ChangedFile
+		setup                      setup
+		sessions                   int      // new sessions the command started
+		writes                     []string // the command's writes, in order ("Reply" for a new comment)
+		reply                      string   // in the reply
+		status                     string   // in the status comment after
+	}{
+		{name: "people talking", sender: "alice", body: "I think we should /pitcrew retry this later", setup: ended},
+		{name: "a bot", sender: "dependabot[bot]", body: "/pitcrew retry", setup: ended},
+		{name: "a reader", sender: "mallory", body: "/pitcrew retry", setup: ended, writes: []string{"Reply"},
+			reply: "Only people with write access to this repository can give pitcrew commands; `mallory` has read access."},
+		{name: "help", sender: "alice", body: "/pitcrew help", writes: []string{"React", "Reply"}, reply: "`/pitcrew retry` on an issue pitcrew answers on"},
+		{name: "an unknown command", sender: "alice", body: "/pitcrew deploy `now` @everyone", writes: []string{"React", "Reply"}, reply: "pitcrew does not know ``/pitcrew deploy `now` @everyone``"},
+		{name: "retry where pitcrew has no run", sender: "alice", body: "/pitcrew retry", writes: []string{"React", "Reply"}, reply: "pitcrew has no run here to retry"},
+		{name: "retry of an ended run", sender: "eric", body: "Still flaky on main.\n/pitcrew retry", setup: ended, sessions: 1, writes: []string{"React", "EditComment"}, status: "`" + test + "`"},
+		{name: "retry while the run goes on", sender: "alice", body: "/pitcrew retry", setup: running, writes: []string{"React", "Reply"}, reply: "Nothing was started: pitcrew's run is still going on `" + test + "`."},
+		{name: "retry past the daily limit", config: "daily_limit: 1\n", sender: "alice", body: "/pitcrew retry", setup: ended, writes: []string{"React", "EditComment"}, status: "not started: the daily limit of 1 runs"},
+		{name: "profile on an issue", sender: "alice", body: "/pitcrew profile", writes: []string{"React", "Reply"}, reply: "write it on that pull request"},
+		{name: "profile of an open pull request with a migration", sender: "alice", body: "/pitcrew profile", onPull: true, pull: &github.PullRequest{Number: 12, State: "open", HeadSHA: head}, files: migration,
+			sessions: 1, writes: []string{"React", "CreateComment"}, status: "Profiled on the pull request's head, before the change ships"},
+		{name: "profile of a pull request without migrations", sender: "alice", body: "/pitcrew profile", onPull: true, pull: &github.PullRequest{Number: 12, State: "open", HeadSHA: head},
+			files: []github.ChangedFile{{Path: "lib/hexpm/accounts.ex", Status: "modified"}}, writes: []string{"React", "Reply"}, reply: "adds or changes no migration under `priv/repo/migrations/`"},
+		{name: "profile of a merged pull request", sender: "alice", body: "/pitcrew profile", onPull: true, pull: &github.PullRequest{Number: 12, State: "closed", Merged: true, HeadSHA: head}, files: migration,
+			writes: []string{"React", "Reply"}, reply: "this one is merged"},
+		{name: "profile with slow-query reports off", config: "migrations:\n  enabled: false\n", sender: "alice", body: "/pitcrew profile", onPull: true, pull: &github.PullRequest{Number: 12, State: "open", HeadSHA: head}, files: migration,
+			writes: []string{"React", "Reply"}, reply: "slow-query reports are turned off"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gh := &githubtest.Fake{Config: c.config, Permissions: map[string]string{"alice": "write", "eric": "admin"},
+				Pulls: map[int]github.PullRequest{}, Files: map[int][]github.ChangedFile{12: c.files}}
+			if c.pull != nil {
+				gh.Pulls[12] = *c.pull
+			}
+			sb := &startedSessions{}
+			b := ruleBase(t, gh, sb)
+			ctx := context.Background()
+			if c.setup != none {
+				if err := (&IssueLabeled{b}).Handle(ctx, "issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 12, "Flaky test", test)); err != nil {
+					t.Fatal(err)
+				}
+				if c.setup == ended {
+					endRuns(t, b)
+				}
+			}
+			before, started := len(gh.WritesSoFar()), len(sb.prompts)
+			h := &IssueComment{b}
+			comment := testenv.CommentEvent(t, c.sender, 12, 777, c.body, c.onPull)
+			for range 2 { // delivered twice: acted on once
+				if err := h.Handle(ctx, "issue_comment", testenv.DeliveryID(), comment); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := len(sb.prompts) - started; got != c.sessions {
+				t.Errorf("%d sessions, want %d", got, c.sessions)
+			}
+			var writes []string
+			for _, w := range gh.WritesSoFar()[before:] {
+				kind := strings.Fields(w)[0]
+				if kind == "CreateComment" && !strings.Contains(w, "status") && c.reply != "" {
+					kind = "Reply"
+				}
+				writes = append(writes, kind)
+			}
+			if strings.Join(writes, " ") != strings.Join(c.writes, " ") {
+				t.Errorf("writes %q, want %q", gh.WritesSoFar()[before:], c.writes)
+			}
+			last := ""
+			if len(gh.Comments) > 0 {
+				last = gh.Comments[len(gh.Comments)-1].Body
+			}
+			if c.reply != "" && !strings.Contains(last, c.reply) {
+				t.Errorf("reply %q, want %q", last, c.reply)
+			}
+			if c.status != "" && !strings.Contains(gh.Comments[0].Body, c.status) {
+				t.Errorf("status comment %q lacks %q", gh.Comments[0].Body, c.status)
+			}
+		})
+	}
+}
+
+// endRuns ends every started run of the ledger as a completed one.
+func endRuns(t *testing.T, b Base) {
+	t.Helper()
+	ctx := context.Background()
+	ids, err := b.Ledger.StartedBefore(ctx, time.Now().Add(time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		run, err := b.Ledger.BySession(ctx, id)
+		if err == nil {
+			_, err = b.Ledger.Move(ctx, run, runs.Completed, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	gogithub "github.com/google/go-github/v66/github"
+
+	"github.com/pitcrew/pitcrew/commands"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// IssueComment acts on the /pitcrew commands people write in comments on
+// issues and pull requests. A comment without one is people talking and
+// costs nothing.
+type IssueComment struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *IssueComment) Handles() []string { return []string{"issue_comment"} }
+
+// Comment is a comment a person wrote on an issue or a pull request.
+type Comment struct {
+	InstallationID int64
+	Repo           github.Repo
+	Issue          int  // the issue's or the pull request's number
+	OnPull         bool // the comment is on a pull request
+	ID             int64
+	Author         string
+	Body           string
+}
+
+// ParseComment reads an issue_comment event; ok is false unless a person
+// (not a bot) created a comment, for an installation. An edited comment is
+// not read: a command edited in after the fact is not a new command.
+func ParseComment(payload []byte) (ev Comment, ok bool, err error) {
+	var raw gogithub.IssueCommentEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return Comment{}, false, fmt.Errorf("decoding issue_comment event: %w", err)
+	}
+	c, user := raw.GetComment(), raw.GetComment().GetUser()
+	if raw.GetAction() != "created" || raw.GetInstallation().GetID() <= 0 || raw.GetIssue().GetNumber() <= 0 || c.GetID() <= 0 ||
+		user.GetLogin() == "" || user.GetType() == "Bot" || strings.HasSuffix(user.GetLogin(), "[bot]") {
+		return Comment{}, false, nil
+	}
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return Comment{}, false, err
+	}
+	return Comment{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Issue: raw.GetIssue().GetNumber(),
+		OnPull: raw.GetIssue().IsPullRequest(), ID: c.GetID(), Author: user.GetLogin(), Body: c.GetBody()}, true, nil
+}
+
+// Handle implements githubapp.EventHandler: one command per comment, acted
+// on once, from people with write access only.
+func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
+	ev, ok, err := ParseComment(payload)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	if !ok {
+		return nil
+	}
+	cmd, ok := commands.First(ev.Body)
+	if !ok {
+		return nil
+	}
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	return h.once(ctx, ev.Repo, ev.ID, func() error {
+		perm, err := gh.Permission(ctx, ev.Repo, ev.Author)
+		if err != nil {
+			return err
+		}
+		if perm != "admin" && perm != "write" {
+			return h.reply(ctx, gh, ev, fmt.Sprintf("Only people with write access to this repository can give pitcrew commands; %s has %s access.",
+				publish.Code(ev.Author, 100), publish.Text(perm, 20)))
+		}
+		if err := gh.ReactToComment(ctx, ev.Repo, ev.ID, "eyes"); err != nil {
+			return err
+		}
+		answer, err := h.act(ctx, gh, ev, cmd, deliveryID)
+		if err != nil || answer == "" {
+			return err
+		}
+		return h.reply(ctx, gh, ev, answer)
+	})
+}
+
+// once acts on command id of repo unless it was acted on before, under
+// its lock, and marks it done.
+func (b *Base) once(ctx context.Context, repo github.Repo, id int64, act func() error) error {
+	unlock, err := b.Ledger.Lock(ctx, runs.CommandLock(repo.String(), id), 2*time.Minute, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if done, err := b.Ledger.CommandDone(ctx, repo.String(), id); err != nil || done {
+		return err
+	}
+	if err := act(); err != nil {
+		return err
+	}
+	return b.Ledger.MarkCommandDone(ctx, repo.String(), id)
+}
+
+// act does what cmd asks on the comment's issue or pull request, and says
+// what to answer ("" when what it did shows elsewhere: the status comment).
+func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cmd commands.Command, delivery string) (string, error) {
+	subject := runs.Subject{Repo: ev.Repo.String(), Issue: ev.Issue}
+	switch cmd.Name {
+	case commands.Retry:
+		return h.retry(ctx, gh, subject, ev.InstallationID, delivery)
+	case commands.Profile:
+		if !ev.OnPull {
+			return "`/pitcrew profile` profiles an open pull request's migrations before it merges; write it on that pull request.", nil
+		}
+		return h.profilePull(ctx, gh, ev, delivery)
+	case commands.Help:
+		return helpText(""), nil
+	}
+	return helpText(cmd.Text), nil
+}
+
+// helpText is the answer to /pitcrew help, and to a command pitcrew does
+// not know (unknown, as written).
+func helpText(unknown string) string {
+	var b strings.Builder
+	if unknown != "" {
+		fmt.Fprintf(&b, "pitcrew does not know %s.\n\n", publish.Code("/pitcrew "+unknown, 100))
+	}
+	b.WriteString("pitcrew acts on a comment line that starts with `/pitcrew`, from people with write access, once per comment:\n\n" +
+		"- `/pitcrew retry` on an issue pitcrew answers on (a flaky test, an alert's tracking issue, a merge's report): a new run, when none is live, within the daily limit.\n" +
+		"- `/pitcrew profile` on an open pull request that adds migrations: the slow-query report of its head, before the change ships.\n" +
+		"- `/pitcrew help`: this list.\n")
+	return b.String()
+}
+
+// reply comments on the comment's issue or pull request.
+func (b *Base) reply(ctx context.Context, gh github.Client, ev Comment, text string) error {
+	_, err := gh.CreateComment(ctx, ev.Repo, ev.Issue, text)
+	return err
+}

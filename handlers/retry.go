@@ -1,0 +1,111 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// maxRetried bounds the runs one /pitcrew retry starts.
+const maxRetried = 10
+
+// errNoRetry is a job's answer for a run it cannot start again.
+var errNoRetry = errors.New("this run cannot be started again")
+
+// retry starts again each run the subject shows that is not live, within
+// the daily limit, with its job's prompt rebuilt from the run (Job.Retry),
+// and shows the new runs in the subject's status. It answers only when it
+// starts nothing.
+func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject, inst int64, delivery string) (string, error) {
+	st, err := b.Ledger.Status(ctx, subject)
+	if err != nil {
+		return "", err
+	}
+	if len(st.Entries) == 0 {
+		return "pitcrew has no run here to retry: `/pitcrew retry` starts again a run this issue or pull request shows.", nil
+	}
+	repo, err := github.ParseRepo(subject.Repo)
+	if err != nil {
+		return "", queue.Permanent(err)
+	}
+	cfg, err := b.loadRepoConfig(ctx, gh, repo)
+	var cfgErr *repoconfig.Error
+	if errors.As(err, &cfgErr) {
+		return fmt.Sprintf("Nothing was started: pitcrew could not use `%s`: %s", cfgErr.Path, publish.Text(cfgErr.Err.Error(), 500)), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	entries := append([]runs.Entry(nil), st.Entries...)
+	var live, refused []string
+	var started []runs.Run
+	for i, e := range entries {
+		if e.RunID == "" || i >= maxRetried {
+			continue
+		}
+		run, err := b.Ledger.Get(ctx, e.RunID)
+		if errors.Is(err, runs.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if run.State.Live() {
+			live = append(live, publish.Code(e.About, 200))
+			continue
+		}
+		again, fresh, err := b.startAgain(ctx, run, subject, cfg, delivery)
+		if errors.Is(err, errNoRetry) {
+			refused = append(refused, publish.Code(e.About, 200))
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		again.About = e.About
+		entries[i] = again
+		if fresh != nil {
+			started = append(started, *fresh)
+		}
+	}
+	if len(started) == 0 && len(live) == len(st.Entries) {
+		return "Nothing was started: pitcrew's run is still going on " + strings.Join(live, ", ") + ".", nil
+	}
+	if err := b.Publish.Status(ctx, gh, subject, func(s *runs.Status) { s.Entries, s.Notice = entries, "" }, runs.RunIDs(entries)...); err != nil {
+		return "", err
+	}
+	for _, run := range started {
+		if err := b.Publish.Subjects(ctx, gh, run, subject); err != nil {
+			return "", err
+		}
+	}
+	if len(refused) > 0 {
+		return "Not started again: " + strings.Join(refused, ", ") + " (its run keeps nothing pitcrew can start a new one from; the next signal will).", nil
+	}
+	return "", nil
+}
+
+// startAgain claims a new run of run's key, without the cooldown (a
+// person asked), and starts it with its job's prompt.
+func (b *Base) startAgain(ctx context.Context, run runs.Run, subject runs.Subject, cfg repoconfig.Config, delivery string) (runs.Entry, *runs.Run, error) {
+	j, ok := jobByKind(run.Kind)
+	if !ok || j.Retry == nil {
+		return runs.Entry{}, nil, errNoRetry
+	}
+	input, err := j.Retry(run, cfg)
+	if err != nil {
+		return runs.Entry{}, nil, fmt.Errorf("%w: %v", errNoRetry, err)
+	}
+	return b.Runs.Start(ctx, runs.Request{
+		Run: runs.Run{Key: run.Key, Kind: run.Kind, InstallationID: run.InstallationID, Repo: run.Repo, Origin: run.Origin,
+			About: run.About, Data: run.Data, Delivery: delivery},
+		Subject: subject, Cooldown: 0, DailyLimit: cfg.DailyLimit, Input: input, LastAttempt: queue.LastAttempt(ctx),
+	})
+}
