@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/commands"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
@@ -141,6 +143,17 @@ func helpText(unknown string) string {
 		"- `/pitcrew profile` on an open pull request that adds migrations: the slow-query report of its head, before the change ships.\n" +
 		"- `/pitcrew help`: this list.\n")
 	return b.String()
+}
+
+// commandConfig is the repository's configuration for a command; refusal
+// is the answer when it cannot be used.
+func (b *Base) commandConfig(ctx context.Context, gh github.Client, repo github.Repo) (cfg repoconfig.Config, refusal string, err error) {
+	cfg, err = b.loadRepoConfig(ctx, gh, repo)
+	var cfgErr *repoconfig.Error
+	if errors.As(err, &cfgErr) {
+		return cfg, fmt.Sprintf("Nothing was started: pitcrew could not use `%s`: %s", cfgErr.Path, publish.Text(cfgErr.Err.Error(), 500)), nil
+	}
+	return cfg, "", err
 }
 
 // reply comments on the comment's issue or pull request.

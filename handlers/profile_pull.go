@@ -3,11 +3,9 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/pitcrew/pitcrew/internal/github"
-	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -30,13 +28,9 @@ func (b *Base) profilePull(ctx context.Context, gh github.Client, ev Comment, de
 	if pr.State != "open" || !validSHA(pr.HeadSHA) {
 		return "Nothing was started: `/pitcrew profile` profiles an open pull request before it merges, and this one is closed.", nil
 	}
-	cfg, err := b.loadRepoConfig(ctx, gh, ev.Repo)
-	var cfgErr *repoconfig.Error
-	if errors.As(err, &cfgErr) {
-		return fmt.Sprintf("Nothing was started: pitcrew could not use `%s`: %s", cfgErr.Path, publish.Text(cfgErr.Err.Error(), 500)), nil
-	}
-	if err != nil {
-		return "", err
+	cfg, refusal, err := b.commandConfig(ctx, gh, ev.Repo)
+	if refusal != "" || err != nil {
+		return refusal, err
 	}
 	m := migrationConfig.Of(cfg)
 	if !m.Enabled {

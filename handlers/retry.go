@@ -35,13 +35,9 @@ func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject
 	if err != nil {
 		return "", queue.Permanent(err)
 	}
-	cfg, err := b.loadRepoConfig(ctx, gh, repo)
-	var cfgErr *repoconfig.Error
-	if errors.As(err, &cfgErr) {
-		return fmt.Sprintf("Nothing was started: pitcrew could not use `%s`: %s", cfgErr.Path, publish.Text(cfgErr.Err.Error(), 500)), nil
-	}
-	if err != nil {
-		return "", err
+	cfg, refusal, err := b.commandConfig(ctx, gh, repo)
+	if refusal != "" || err != nil {
+		return refusal, err
 	}
 	entries := append([]runs.Entry(nil), st.Entries...)
 	var live, refused []string
