@@ -22,10 +22,11 @@ import (
 )
 
 // Sandbox is what the handlers need from the sandbox service: starting
-// sessions, reading them and their artifacts.
+// sessions, reading them and their artifacts, sending them follow-ups.
 type Sandbox interface {
 	runs.Sandbox
 	runs.SessionReader
+	runs.Messenger
 }
 
 // Base holds what every handler shares.

@@ -76,14 +76,13 @@ func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload
 	if err != nil {
 		return err
 	}
-	return h.once(ctx, ev.Repo, ev.ID, func() error {
+	return h.once(ctx, ev.Repo, fmt.Sprintf("comment:%d", ev.ID), func() error {
 		perm, err := gh.Permission(ctx, ev.Repo, ev.Author)
 		if err != nil {
 			return err
 		}
 		if perm != "admin" && perm != "write" {
-			return h.reply(ctx, gh, ev, fmt.Sprintf("Only people with write access to this repository can give pitcrew commands; %s has %s access.",
-				publish.Code(ev.Author, 100), publish.Text(perm, 20)))
+			return h.reply(ctx, gh, ev.Repo, ev.Issue, mayNotCommand(ev.Author, perm))
 		}
 		if err := gh.ReactToComment(ctx, ev.Repo, ev.ID, "eyes"); err != nil {
 			return err
@@ -92,25 +91,25 @@ func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload
 		if err != nil || answer == "" {
 			return err
 		}
-		return h.reply(ctx, gh, ev, answer)
+		return h.reply(ctx, gh, ev.Repo, ev.Issue, answer)
 	})
 }
 
-// once acts on command id of repo unless it was acted on before, under
-// its lock, and marks it done.
-func (b *Base) once(ctx context.Context, repo github.Repo, id int64, act func() error) error {
-	unlock, err := b.Ledger.Lock(ctx, runs.CommandLock(repo.String(), id), 2*time.Minute, 3*time.Minute)
+// once acts on the command from source (runs.CommandLock) unless it was
+// acted on before, under its lock, and marks it done.
+func (b *Base) once(ctx context.Context, repo github.Repo, source string, act func() error) error {
+	unlock, err := b.Ledger.Lock(ctx, runs.CommandLock(repo.String(), source), 2*time.Minute, 3*time.Minute)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if done, err := b.Ledger.CommandDone(ctx, repo.String(), id); err != nil || done {
+	if done, err := b.Ledger.CommandDone(ctx, repo.String(), source); err != nil || done {
 		return err
 	}
 	if err := act(); err != nil {
 		return err
 	}
-	return b.Ledger.MarkCommandDone(ctx, repo.String(), id)
+	return b.Ledger.MarkCommandDone(ctx, repo.String(), source)
 }
 
 // act does what cmd asks on the comment's issue or pull request, and says
@@ -125,6 +124,11 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 			return "`/pitcrew profile` profiles an open pull request's migrations before it merges; write it on that pull request.", nil
 		}
 		return h.profilePull(ctx, gh, ev, delivery)
+	case commands.OpenPR:
+		if !ev.OnPull {
+			return "`/pitcrew open-pr` opens the change a slow-query report measured; write it on the merged pull request that got the report.", nil
+		}
+		return h.openPR(ctx, gh, ev)
 	case commands.Help:
 		return helpText(""), nil
 	}
@@ -141,6 +145,8 @@ func helpText(unknown string) string {
 	b.WriteString("pitcrew acts on a comment line that starts with `/pitcrew`, from people with write access, once per comment:\n\n" +
 		"- `/pitcrew retry` on an issue pitcrew answers on (a flaky test, an alert's tracking issue, a merge's report): a new run, when none is live, within the daily limit.\n" +
 		"- `/pitcrew profile` on an open pull request that adds migrations: the slow-query report of its head, before the change ships.\n" +
+		"- `/pitcrew open-pr` on a merged pull request that got a slow-query report: the profiling session opens the migration and query change it measured as a pull request.\n" +
+		"- On a pull request an agent opened, a review (changes requested, or comments) with a `/pitcrew` line goes to that agent's run, with its inline comments.\n" +
 		"- `/pitcrew help`: this list.\n")
 	return b.String()
 }
@@ -156,8 +162,14 @@ func (b *Base) commandConfig(ctx context.Context, gh github.Client, repo github.
 	return cfg, "", err
 }
 
-// reply comments on the comment's issue or pull request.
-func (b *Base) reply(ctx context.Context, gh github.Client, ev Comment, text string) error {
-	_, err := gh.CreateComment(ctx, ev.Repo, ev.Issue, text)
+// mayNotCommand is the one answer to someone without write access.
+func mayNotCommand(login, perm string) string {
+	return fmt.Sprintf("Only people with write access to this repository can give pitcrew commands; %s has %s access.",
+		publish.Code(login, 100), publish.Text(perm, 20))
+}
+
+// reply answers a command on its issue or pull request.
+func (b *Base) reply(ctx context.Context, gh github.Client, repo github.Repo, number int, text string) error {
+	_, err := gh.CreateComment(ctx, repo, number, text)
 	return err
 }

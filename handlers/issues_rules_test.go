@@ -18,8 +18,23 @@ import (
 // startedSessions is a struct fake of the sandbox: it records the
 // sessions asked for, keyed by idempotency key, as the real one dedupes.
 type startedSessions struct {
-	mu      sync.Mutex
-	prompts map[string]string
+	mu       sync.Mutex
+	prompts  map[string]string
+	messages map[string][]string // by session: the follow-ups, once per key
+	keys     map[string]bool
+}
+
+func (s *startedSessions) Message(_ context.Context, id, key, message string) (sandbox.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.messages == nil {
+		s.messages, s.keys = map[string][]string{}, map[string]bool{}
+	}
+	if !s.keys[key] {
+		s.keys[key] = true
+		s.messages[id] = append(s.messages[id], message)
+	}
+	return sandbox.Session{ID: id, Status: sandbox.StatusRunning}, nil
 }
 
 func (s *startedSessions) Start(_ context.Context, key, prompt, _ string, _ []string) (sandbox.Session, error) {

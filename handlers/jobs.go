@@ -43,7 +43,7 @@ func init() { registry, configSchema = mustRegister(jobs) }
 
 func mustRegister(list []Job) (runs.Jobs, repoconfig.Schema) {
 	var shared []runs.Job
-	var parts []repoconfig.Part
+	parts := []repoconfig.Part{followUpConfig} // every job's runs take follow-ups
 	for _, j := range list {
 		if !prompts.Has(j.Prompt) {
 			panic("handlers: job " + string(j.Kind) + " names no prompt template " + j.Prompt)

@@ -56,7 +56,7 @@ func TestParseFinishedSuite(t *testing.T) {
 
 func TestParseReview(t *testing.T) {
 	ev, ok, err := ParseReview(testenv.ReviewEvent(t, 77, "alice", "APPROVED"))
-	if err != nil || !ok || ev != (Review{InstallationID: testenv.Installation, Repo: hexpm, Number: 77, Reviewer: "alice", State: "approved", At: time.Date(2019, 5, 15, 15, 20, 38, 0, time.UTC)}) {
+	if err != nil || !ok || ev != (Review{InstallationID: testenv.Installation, Repo: hexpm, Number: 77, ID: 237895671, Reviewer: "alice", State: "approved", At: time.Date(2019, 5, 15, 15, 20, 38, 0, time.UTC)}) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
 	bot := testenv.Event(t, "pull_request_review.submitted.json", func(ev map[string]any) {

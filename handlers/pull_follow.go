@@ -20,7 +20,8 @@ import (
 // followsPull reports whether run names a pull request of its repository
 // that its job follows and pitcrew does not follow yet.
 func followsPull(run runs.Run) bool {
-	return run.State.Terminal() && run.PR == nil && jobOf(run.Kind).Evidence != "" && runs.PullNumber(run.PullRequest(), run.Repo) > 0
+	followed := jobOf(run.Kind).Evidence != "" || len(run.FollowUps) > 0 // a profiling run asked to open its change
+	return run.State.Terminal() && run.PR == nil && followed && runs.PullNumber(run.PullRequest(), run.Repo) > 0
 }
 
 // pullNews is what an event says of a followed pull request; reread says
@@ -177,7 +178,11 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 			}
 		}
 	}
-	review, err := checkDiff(ctx, gh, repo, p.Number, jobOf(run.Kind).Evidence)
+	job := jobOf(run.Kind).Evidence
+	if job == "" {
+		return nil, nil // a job without reviewer rules: its pull request is followed, its diff not checked
+	}
+	review, err := checkDiff(ctx, gh, repo, p.Number, job)
 	if err != nil {
 		return nil, err
 	}

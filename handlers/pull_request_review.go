@@ -26,8 +26,10 @@ type Review struct {
 	InstallationID int64
 	Repo           github.Repo
 	Number         int
+	ID             int64
 	Reviewer       string
 	State          string // approved, changes_requested, commented, dismissed
+	Body           string
 	At             time.Time
 }
 
@@ -51,27 +53,37 @@ func ParseReview(payload []byte) (ev Review, ok bool, err error) {
 	if err != nil {
 		return Review{}, false, err
 	}
-	return Review{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Number: raw.GetPullRequest().GetNumber(), Reviewer: user.GetLogin(), State: state,
-		At: r.GetSubmittedAt().Time}, true, nil
+	return Review{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Number: raw.GetPullRequest().GetNumber(), ID: r.GetID(), Reviewer: user.GetLogin(), State: state,
+		Body: r.GetBody(), At: r.GetSubmittedAt().Time}, true, nil
 }
 
 // maintainer are the associations whose reviews count: a passer-by's
 // approval on a public repository says nothing.
 var maintainer = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
 
-// Handle implements githubapp.EventHandler. A comment-only review changes
-// nothing shown, and costs nothing.
+// Handle implements githubapp.EventHandler: an approval or a request for
+// changes is shown on the followed pull request's run; a review that asks
+// pitcrew for more (a /pitcrew line) is a follow-up to that run. A review
+// of a pull request no run opened costs no API call.
 func (h *PullRequestReview) Handle(ctx context.Context, _, _ string, payload []byte) error {
 	ev, ok, err := ParseReview(payload)
 	if err != nil {
 		return queue.Permanent(err)
 	}
-	if !ok || ev.State == "commented" {
+	if !ok {
 		return nil
 	}
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
 		return err
 	}
-	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }})
+	if ev.State != "commented" {
+		if err := h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }}); err != nil {
+			return err
+		}
+	}
+	if ev.State != "commented" && ev.State != "changes_requested" {
+		return nil
+	}
+	return h.reviewFollowUp(ctx, gh, ev)
 }

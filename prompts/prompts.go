@@ -9,10 +9,7 @@ package prompts
 
 import (
 	"bytes"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -31,8 +28,9 @@ var templates = template.Must(template.New("").Option("missingkey=error").ParseF
 func Has(name string) bool { return templates.Lookup(name+".md.tmpl") != nil }
 
 // Render writes the prompt name with input, which is the input type its
-// template takes: FlakyInput, MigrationInput, VerifyInput, or AlertInput
-// for the prompt of any alert source. Input that did not come through validation
+// template takes: FlakyInput, MigrationInput, VerifyInput, AlertInput
+// for the prompt of any alert source, ReviewInput and OpenPRInput for the
+// follow-ups. Input that did not come through validation
 // is refused.
 func Render(name string, input any) (string, error) {
 	t := templates.Lookup(name + ".md.tmpl")
@@ -49,6 +47,10 @@ func Render(name string, input any) (string, error) {
 	case AlertInput:
 		fields, err = in.fields()
 	case VerifyInput:
+		fields, err = in.fields()
+	case ReviewInput:
+		fields, err = in.fields()
+	case OpenPRInput:
 		fields, err = in.fields()
 	default:
 		err = fmt.Errorf("prompts: %T is not a prompt input", input)
@@ -200,12 +202,9 @@ func (in AlertInput) fields() (any, error) {
 	if !repoName.MatchString(in.Repo) {
 		return nil, fmt.Errorf("prompts: invalid repository %q", in.Repo)
 	}
-	data, err := json.MarshalIndent(in.Data, "", "  ")
+	fence, data, err := fenced("ALERT", in.Data)
 	if err != nil {
 		return nil, err
 	}
-	var nonce [8]byte
-	_, _ = rand.Read(nonce[:])
-	fence := "=====ALERT-DATA-" + hex.EncodeToString(nonce[:]) + "====="
-	return map[string]any{"Repo": in.Repo, "Fired": fired(in.Fired), "Fence": fence, "Data": string(data)}, nil
+	return map[string]any{"Repo": in.Repo, "Fired": fired(in.Fired), "Fence": fence, "Data": data}, nil
 }

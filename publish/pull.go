@@ -47,6 +47,7 @@ func pullLine(r runs.Run) string {
 	var b strings.Builder
 	b.WriteString("\n  - " + strings.Join(parts, " · "))
 	b.WriteString(verifyLine(p))
+	b.WriteString(followUpLine(r))
 	for _, f := range p.Findings {
 		b.WriteString("\n    - " + findingLine(f))
 	}
@@ -54,6 +55,20 @@ func pullLine(r runs.Run) string {
 		fmt.Fprintf(&b, "\n    - and %d more on the %s check run", more, Code(EvidenceCheckName, 40))
 	}
 	return b.String()
+}
+
+// followUpLine says where a run is in its follow-ups: "💬 iteration 2 of
+// 3: the review by `alice`"; "" before its first.
+func followUpLine(r runs.Run) string {
+	if len(r.FollowUps) == 0 {
+		return ""
+	}
+	f := r.FollowUps[len(r.FollowUps)-1]
+	line := fmt.Sprintf("\n  - 💬 iteration %d of %d: %s", f.N, f.Max, f.Reason) // Reason is built Markdown-safe
+	if r.State == runs.Started {
+		line += " · the agent is working on it"
+	}
+	return line
 }
 
 func evidenceWords(v evidence.Verdict, notChecked string, concerns, notes int) string {

@@ -44,6 +44,8 @@ func RenderReport(v runs.View) string {
 	switch {
 	case r.State == runs.Queued:
 		b.WriteString("🕓 A profiling run is queued; the agent starts shortly.\n")
+	case r.State == runs.Started && len(r.FollowUps) > 0:
+		b.WriteString("🔄 The agent is opening the change it measured as a pull request" + link + "." + followUpLine(r) + "\n")
 	case r.State == runs.Started && e.Relation != runs.ClaimNew:
 		b.WriteString("🔄 This merge is already being profiled" + link + "; the report will appear where that run was started.\n")
 	case r.State == runs.Started:
@@ -60,11 +62,24 @@ func RenderReport(v runs.View) string {
 		if line := refreshLine(report); line != "" {
 			b.WriteString(" · materialized views: " + line)
 		}
+		b.WriteString(opened(r))
 		b.WriteString("\n\n---\n\n")
 		budget := MaxCommentLen - b.Len() - 300
 		b.WriteString(cutAtSection(Markdown(report), budget, r.SessionURL))
 	}
 	return b.String()
+}
+
+// opened is what a report's follow-up (/pitcrew open-pr) came to: the
+// pull request it opened, as pitcrew follows it, or that it named none.
+func opened(r runs.Run) string {
+	switch {
+	case len(r.FollowUps) == 0:
+		return ""
+	case r.PR != nil:
+		return pullLine(r)
+	}
+	return followUpLine(r) + ": the agent's answer named no pull request of this repository"
 }
 
 func codeList(files []string) string {

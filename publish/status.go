@@ -110,6 +110,9 @@ func describeState(e runs.Entry, r runs.Run, label string, now time.Time) string
 		}
 		return "🕓 queued; the agent starts shortly."
 	case runs.Started:
+		if len(r.FollowUps) > 0 {
+			return "🔄 the agent is working on a follow-up" + link + "." + pullLine(r)
+		}
 		if e.Relation == runs.ClaimAttached {
 			return "🔄 already being fixed by a run" + origin + link + "; this issue will show its outcome too."
 		}

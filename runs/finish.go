@@ -56,6 +56,13 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 			return run, err
 		}
 		change = func(r *Run) {
+			if len(r.FollowUps) > 0 {
+				// A follow-up's turn (open the change as a pull request)
+				// keeps the first turn's report unless it made a new one.
+				r.Answer, r.AnswerPRs = prompts.KeepAnswer(ses.Result), prompts.PullRequestLinks(ses.Result, r.Repo)
+				r.Report = r.Report || stored
+				return
+			}
 			r.Report = stored
 			if !stored {
 				r.Answer = prompts.KeepAnswer(ses.Result)

@@ -241,7 +241,7 @@ func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (
 		}
 		next := cur
 		err := change(&next)
-		if err == nil && next.State != cur.State && !CanMove(cur.State, next.State) {
+		if err == nil && next.State != cur.State && !CanMove(cur.State, next.State) && !resumes(cur, next) {
 			err = ErrTransition{From: cur.State, To: next.State}
 		}
 		if err != nil && !fresh {

@@ -62,6 +62,9 @@ type Run struct {
 	// PriorFix is the merged fix of the key's previous run, when this run
 	// is there because the trouble came back after it.
 	PriorFix *PriorFix `json:"prior_fix,omitempty"`
+	// FollowUps are the messages sent to the run's session after its
+	// first answer (reviews, /pitcrew open-pr), oldest first.
+	FollowUps []FollowUp `json:"followups,omitempty"`
 
 	Error     string `json:"error,omitempty"`  // why the run failed, shown to users
 	Report    bool   `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)

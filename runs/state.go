@@ -8,9 +8,10 @@ import "fmt"
 
 // State is where a run is in its life.
 //
-//	queued ──► started ──► completed
-//	   │          │   └──► not_reproduced
-//	   └──────────┴──────► failed
+//	queued ──► started ──► completed ──┐
+//	   │          │   └──► not_reproduced ─┤ a follow-up: started again
+//	   └──────────┴──────► failed          │
+//	              ▲────────────────────────┘
 type State string
 
 // The states of a run.
@@ -47,6 +48,13 @@ func CanMove(from, to State) bool {
 		}
 	}
 	return false
+}
+
+// resumes reports whether from → next is a follow-up starting an ended
+// run again: the one move back, allowed only with a new follow-up, so that
+// no stale copy can start an ended run again.
+func resumes(from Run, next Run) bool {
+	return from.State.HoldsCooldown() && next.State == Started && len(next.FollowUps) > len(from.FollowUps)
 }
 
 // ErrTransition is returned for a move the state machine forbids.

@@ -126,6 +126,28 @@ func (c *Client) Start(ctx context.Context, idempotencyKey, prompt, repoURL stri
 	return s, err
 }
 
+// MessageRequest is the body of a follow-up message.
+type MessageRequest struct {
+	Input string `json:"input"`
+}
+
+// Message sends a follow-up message to a session that ended: the session
+// runs again and ends with another callback. The idempotency key is sent
+// on every attempt, so a retry after a lost answer sends the message once.
+// (The path is pitcrew's assumption of the API, kept here alone.)
+func (c *Client) Message(ctx context.Context, sessionID, idempotencyKey, message string) (Session, error) {
+	if !ValidSessionID(sessionID) {
+		return Session{}, &PermanentError{Status: 400, Detail: "invalid session id"}
+	}
+	body, err := json.Marshal(MessageRequest{Input: message})
+	if err != nil {
+		return Session{}, err
+	}
+	var s Session
+	err = c.do(ctx, http.MethodPost, c.cfg.BaseURL+"/o/"+c.cfg.Org+"/sessions/"+sessionID+"/messages", body, idempotencyKey, &s)
+	return s, err
+}
+
 // Get reads a session. Callbacks are only hints; this is the truth.
 func (c *Client) Get(ctx context.Context, id string) (Session, error) {
 	if !ValidSessionID(id) {

@@ -115,6 +115,9 @@ func (noSandbox) Get(context.Context, string) (sandbox.Session, error) {
 func (noSandbox) Download(context.Context, string) ([]byte, error) {
 	return nil, errors.New("no sandbox configured")
 }
+func (noSandbox) Message(context.Context, string, string, string) (sandbox.Session, error) {
+	return sandbox.Session{}, errors.New("no sandbox configured")
+}
 
 // runsCommand implements `pitcrew runs list|show ID|retry ID` on the run
 // ledger in REDIS_URL.

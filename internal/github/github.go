@@ -83,6 +83,8 @@ type Pulls interface {
 	PullDiff(ctx context.Context, repo Repo, number int) (string, error)
 	// ChangedFiles lists the files a pull request changed (all pages).
 	ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error)
+	// ReviewComments lists a review's inline comments (the first 100).
+	ReviewComments(ctx context.Context, repo Repo, number int, reviewID int64) ([]ReviewComment, error)
 	// MergedPullFor returns the number of a merged pull request that
 	// contains commit, or 0.
 	MergedPullFor(ctx context.Context, repo Repo, sha string) (int, error)
@@ -95,6 +97,13 @@ type Pulls interface {
 	// CommitOnBranch reports whether sha is on the repository's branch (its
 	// head or an ancestor of it); false when either does not exist there.
 	CommitOnBranch(ctx context.Context, repo Repo, branch, sha string) (bool, error)
+}
+
+// ReviewComment is an inline comment of a review: where, and what it says.
+type ReviewComment struct {
+	Path string
+	Line int // in the new file; 0 for a comment on the whole file
+	Body string
 }
 
 // Actions are GitHub Actions workflow runs: their jobs and logs.

@@ -12,6 +12,18 @@ import (
 // The GitHub calls of the migration job: a merge's files, and comments on
 // commits pushed without a pull request.
 
+func (g *restGitHub) ReviewComments(ctx context.Context, repo Repo, number int, reviewID int64) ([]ReviewComment, error) {
+	cs, _, err := g.c.PullRequests.ListReviewComments(ctx, repo.Owner, repo.Name, number, reviewID, &gogithub.ListOptions{PerPage: 100})
+	if err != nil {
+		return nil, fmt.Errorf("listing the comments of review %d on #%d: %w", reviewID, number, err)
+	}
+	out := make([]ReviewComment, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, ReviewComment{Path: c.GetPath(), Line: c.GetLine(), Body: c.GetBody()})
+	}
+	return out, nil
+}
+
 func (g *restGitHub) ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error) {
 	var out []ChangedFile
 	opts := &gogithub.ListOptions{PerPage: 100}

@@ -67,3 +67,40 @@ func TestARetryCommandStartsTheIssuesRunAgain(t *testing.T) {
 		t.Errorf("%d replies, want the reader's only", replies)
 	}
 }
+
+// A review of the agent's pull request with a /pitcrew line becomes a
+// follow-up to the run's own session, through the signed route and the
+// sandbox API: the session runs again, its second answer is read from the
+// API as the first was, and the issue shows the iteration.
+func TestAReviewGoesBackToTheRunThatOpenedThePullRequest(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  verify: \"off\"\n")
+	h.gh.SetPull(1234, "1111111111111111111111111111111111111111", "open", false, diffSample(t, "flaky/sleep_added.diff"))
+	h.startOne(30)
+	h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
+	h.eventually("the followed pull request", h.commentContains(30, "evidence: 1 concern"))
+
+	h.gh.AddReviewComment(1234, 600, "test/hexpm/repository/package_search_test.exs", 42, "/pitcrew a sleep is still a wait: assert_receive the :indexed message instead")
+	review := testenv.ReviewWithBody(t, 1234, 600, "alice", "changes_requested", "Close, but not this way.")
+	if code := h.deliver("pull_request_review", testenv.DeliveryID(), review); code != 202 {
+		t.Fatalf("review answered %d", code)
+	}
+	h.eventually("the follow-up sent", func() bool { return len(h.sandbox.Messages("ses_1")) == 1 })
+	msg := h.sandbox.Messages("ses_1")[0]
+	for _, want := range []string{"reviewed your pull request #1234", `"review": "Close, but not this way."`, `"path": "test/hexpm/repository/package_search_test.exs"`, `"line": 42`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the follow-up lacks %q:\n%s", want, msg)
+		}
+	}
+	h.eventually("the iteration on the issue", h.commentContains(30, "💬 iteration 1 of 3: the review by `alice` · the agent is working on it"))
+
+	second := strings.Replace(fixedAnswer, `"cause": "An async test changed`, `"cause": "Now waits for the message; an async test changed`, 1)
+	h.finish("ses_1", sandbox.StatusCompleted, second)
+	h.eventually("the second answer", h.commentContains(30, "Cause: Now waits for the message"))
+	if body := h.statusComment(30).Body; !strings.Contains(body, "💬 iteration 1 of 3: the review by `alice`") || strings.Contains(body, "working on it") {
+		t.Fatalf("status after the follow-up:\n%s", body)
+	}
+	if h.sandbox.SessionCount() != 1 {
+		t.Errorf("%d sessions: a follow-up goes to the run's own session", h.sandbox.SessionCount())
+	}
+}

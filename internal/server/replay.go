@@ -17,7 +17,7 @@ import (
 // Action is something a handler did, or in a dry run would have done, to
 // GitHub or the sandbox.
 type Action struct {
-	Kind           string `json:"kind"` // comment, comment_edit, label, check_run, check_run_update, issue, issue_edit, commit_comment, session
+	Kind           string `json:"kind"` // comment, comment_edit, label, check_run, check_run_update, issue, issue_edit, commit_comment, reaction, session, follow_up
 	Repo           string `json:"repo,omitempty"`
 	Target         string `json:"target,omitempty"` // issue number, comment id, commit, ...
 	Body           string `json:"body,omitempty"`
@@ -112,6 +112,13 @@ func (g *recordingGitHub) EditIssueBody(ctx context.Context, repo github.Repo, n
 	return g.Client.EditIssueBody(ctx, repo, number, body)
 }
 
+func (g *recordingGitHub) ReactToComment(ctx context.Context, repo github.Repo, id int64, content string) error {
+	if _, dry := g.rec.note(Action{Kind: "reaction", Repo: repo.String(), Target: fmt.Sprint(id), Body: content}); dry {
+		return nil
+	}
+	return g.Client.ReactToComment(ctx, repo, id, content)
+}
+
 func (g *recordingGitHub) CreateCheckRun(ctx context.Context, repo github.Repo, sha string, out github.CheckOutput) (int64, error) {
 	if id, dry := g.rec.note(Action{Kind: "check_run", Repo: repo.String(), Target: sha, Body: out.Title + "\n\n" + out.Summary}); dry {
 		return id, nil
@@ -151,4 +158,11 @@ func (s *recordingSandbox) Start(ctx context.Context, key, prompt, repoURL strin
 		return sandbox.Session{ID: fmt.Sprintf("dry-run-%d", id), Status: sandbox.StatusRunning}, nil
 	}
 	return s.Sandbox.Start(ctx, key, prompt, repoURL, connections)
+}
+
+func (s *recordingSandbox) Message(ctx context.Context, sessionID, key, message string) (sandbox.Session, error) {
+	if _, dry := s.rec.note(Action{Kind: "follow_up", Target: sessionID, IdempotencyKey: key, Prompt: message}); dry {
+		return sandbox.Session{ID: sessionID, Status: sandbox.StatusRunning}, nil
+	}
+	return s.Sandbox.Message(ctx, sessionID, key, message)
 }

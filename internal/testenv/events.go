@@ -254,9 +254,18 @@ func CheckSuiteEvent(t testing.TB, head, app, conclusion string, prs ...int) []b
 // ReviewEvent is the pull_request_review.submitted example: reviewer left
 // a review in state (approved, changes_requested, commented) on number.
 func ReviewEvent(t testing.TB, number int, reviewer, state string) []byte {
+	return ReviewWithBody(t, number, 0, reviewer, state, "")
+}
+
+// ReviewWithBody is ReviewEvent with the review's id (0 keeps the
+// example's) and text.
+func ReviewWithBody(t testing.TB, number int, id int64, reviewer, state, body string) []byte {
 	return Event(t, "pull_request_review.submitted.json", func(ev map[string]any) {
 		r := ev["review"].(map[string]any)
-		r["state"] = state
+		r["state"], r["body"] = state, body
+		if id != 0 {
+			r["id"] = id
+		}
 		r["user"].(map[string]any)["login"] = reviewer
 		ev["pull_request"].(map[string]any)["number"] = number
 	})

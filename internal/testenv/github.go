@@ -65,6 +65,7 @@ type GitHub struct {
 	permissions  map[string]string           // login → permission
 	labels       map[string]bool             // "owner/repo:name"
 	reactions    map[string]bool             // "owner/repo:comment id:content"
+	reviewNotes  map[int64][]map[string]any  // inline comments by review id
 	jobs         map[string][]map[string]any // "runID/attempt" → jobs
 	suites       map[int64]int64             // check suite id → workflow run id
 	annotations  map[int64][]map[string]any  // job (check run) id → annotations
@@ -98,7 +99,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, reactions: map[string]bool{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pulls: map[int]map[string]any{}, diffs: map[int]string{}, headSuites: map[string][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, reactions: map[string]bool{}, reviewNotes: map[int64][]map[string]any{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pulls: map[int]map[string]any{}, diffs: map[int]string{}, headSuites: map[string][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -118,6 +119,15 @@ func (g *GitHub) SetFile(repo, path, content string) {
 	defer g.mu.Unlock()
 	g.files[repo+":"+path] = content
 	g.repos[repo] = true
+}
+
+// AddReviewComment gives review id of pull request number an inline
+// comment on path:line.
+func (g *GitHub) AddReviewComment(number int, id int64, path string, line int, body string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reviewNotes[id] = append(g.reviewNotes[id], map[string]any{"id": len(g.reviewNotes[id]) + 1, "pull_request_review_id": id, "path": path, "line": line, "body": body,
+		"url": fmt.Sprintf("https://api.github.com/repos/hexpm/hexpm/pulls/comments/%d", id), "user": map[string]any{"login": "alice", "type": "User"}})
 }
 
 // SetPermission sets a user's permission (admin, write, read, none).
@@ -702,6 +712,13 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 	case "GET /repos/{owner}/{repo}/pulls/{pull_number}/files":
 		n, _ := strconv.Atoi(p["pull_number"])
 		return 200, g.page(r, g.pullFiles[n])
+	case "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments":
+		id, _ := strconv.ParseInt(p["review_id"], 10, 64)
+		out := g.reviewNotes[id]
+		if out == nil {
+			out = []map[string]any{}
+		}
+		return 200, out
 	case "GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls":
 		out := g.pullsOf[p["commit_sha"]]
 		if out == nil {

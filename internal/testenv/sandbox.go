@@ -28,14 +28,16 @@ type Sandbox struct {
 	startKeys   []string
 	byKey       map[string]string
 	failStarts  int
-	limited     int               // next start requests answered 429 with Retry-After: 1
-	artifacts   map[string]string // URL path → content
-	AfterCreate func()            // called after a session is created, before the answer
+	limited     int                 // next start requests answered 429 with Retry-After: 1
+	artifacts   map[string]string   // URL path → content
+	messages    map[string][]string // session id → the follow-up messages it got, once per idempotency key
+	messageKeys map[string]bool
+	AfterCreate func() // called after a session is created, before the answer
 }
 
 // NewSandbox starts the fake; it stops with the test.
 func NewSandbox(t testing.TB) *Sandbox {
-	s := &Sandbox{Org: "acme", APIKey: "rush-test-key", sessions: map[string]*sandbox.Session{}, byKey: map[string]string{}, artifacts: map[string]string{}}
+	s := &Sandbox{Org: "acme", APIKey: "rush-test-key", sessions: map[string]*sandbox.Session{}, byKey: map[string]string{}, artifacts: map[string]string{}, messages: map[string][]string{}, messageKeys: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -135,6 +137,8 @@ func (s *Sandbox) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == prefix:
 		s.start(w, r)
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, prefix+"/") && strings.HasSuffix(r.URL.Path, "/messages"):
+		s.message(w, r, strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, prefix+"/"), "/messages"))
 	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/artifacts/"):
 		s.mu.Lock()
 		content, ok := s.artifacts[r.URL.Path]
@@ -162,6 +166,41 @@ func (s *Sandbox) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, `{"error":"no such route"}`, http.StatusNotFound)
 	}
+}
+
+// message takes a follow-up for a session that ended: the session runs
+// again. A key already seen answers as before without a second message.
+func (s *Sandbox) message(w http.ResponseWriter, r *http.Request, id string) {
+	var req sandbox.MessageRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Input == "" {
+		http.Error(w, `{"error":"input is required"}`, http.StatusUnprocessableEntity)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ses, ok := s.sessions[id]
+	if !ok {
+		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+		return
+	}
+	if key == "" || !s.messageKeys[id+"\x00"+key] {
+		if ses.Status == sandbox.StatusRunning {
+			http.Error(w, `{"error":"the session is running"}`, http.StatusConflict)
+			return
+		}
+		s.messageKeys[id+"\x00"+key] = true
+		s.messages[id] = append(s.messages[id], req.Input)
+		ses.Status, ses.Result = sandbox.StatusRunning, ""
+	}
+	writeJSON(w, http.StatusOK, *ses)
+}
+
+// Messages are the follow-up messages session id got.
+func (s *Sandbox) Messages(id string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.messages[id]...)
 }
 
 func (s *Sandbox) start(w http.ResponseWriter, r *http.Request) {

@@ -62,6 +62,8 @@ type Fake struct {
 	DiffErrs map[int]error
 	// Files are the files each pull request changed.
 	Files map[int][]github.ChangedFile
+	// ReviewNotes are the inline comments of each review, by review id.
+	ReviewNotes map[int64][]github.ReviewComment
 	// Suites are the check suites on every head: app slug → conclusion.
 	Suites map[string]string
 
@@ -214,6 +216,13 @@ func (f *Fake) EditIssueBody(_ context.Context, _ github.Repo, number int, body 
 		}
 	}
 	return fmt.Errorf("githubtest: no issue #%d", number)
+}
+
+// ReviewComments implements github.Pulls from ReviewNotes.
+func (f *Fake) ReviewComments(_ context.Context, _ github.Repo, _ int, reviewID int64) ([]github.ReviewComment, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ReviewNotes[reviewID], nil
 }
 
 // ChangedFiles implements github.Pulls from Files.

@@ -1,0 +1,177 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/github/githubtest"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// endedFixWithPull is a flaky run on issue 3 that ended naming pull
+// request 77, which pitcrew follows.
+func endedFixWithPull(t *testing.T, b Base, gh github.Client, followUps int) runs.Run {
+	t.Helper()
+	ctx := context.Background()
+	run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: runs.KindFlaky, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: 3, About: "test/a_test.exs:1"}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: 3})
+	if err == nil {
+		run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_fix" })
+	}
+	if err == nil {
+		run, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) {
+			r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77"}
+			for i := 0; i < followUps; i++ {
+				r.FollowUps = append(r.FollowUps, runs.FollowUp{N: i + 1, Max: 3, Source: "review:" + string(rune('a'+i))})
+			}
+		})
+	}
+	if err == nil {
+		run, err = b.followPull(ctx, gh, run)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// What a review of the agent's pull request does to its run, decided by
+// PullRequestReview alone: no HTTP, struct fakes of GitHub and the sandbox.
+func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
+	for _, c := range []struct {
+		name, reviewer, state, body string
+		inline                      []github.ReviewComment
+		followUps                   int  // the run had before
+		live                        bool // the run is working on a follow-up
+		sent                        bool
+		reply                       string
+	}{
+		{name: "changes requested with a /pitcrew line inline", reviewer: "alice", state: "changes_requested", body: "Close, but not this way.",
+			inline: []github.ReviewComment{{Path: "test/a_test.exs", Line: 12, Body: "/pitcrew a sleep is still a wait: use assert_receive on the :indexed message"}}, sent: true},
+		{name: "a comment review asking in its body", reviewer: "alice", state: "commented", body: "/pitcrew please keep async: true", sent: true},
+		{name: "people talking in the review", reviewer: "alice", state: "changes_requested", body: "Let's discuss this with the team first.",
+			inline: []github.ReviewComment{{Path: "test/a_test.exs", Line: 12, Body: "why this?"}}},
+		{name: "an approval is no follow-up", reviewer: "alice", state: "approved", body: "/pitcrew thanks"},
+		{name: "a reader", reviewer: "mallory", state: "changes_requested", body: "/pitcrew do it my way", reply: "`mallory` has read access"},
+		{name: "past the cap", reviewer: "alice", state: "changes_requested", body: "/pitcrew again", followUps: 3, reply: "this run had its 3 follow-ups (`followups.max_per_run`)"},
+		{name: "while the agent works", reviewer: "alice", state: "changes_requested", body: "/pitcrew also this", followUps: 1, live: true, reply: "the agent is still working on this run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"},
+				Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: "1111111111111111111111111111111111111111"}}, Diffs: map[int]string{77: ""},
+				ReviewNotes: map[int64][]github.ReviewComment{500: c.inline}}
+			sb := &startedSessions{}
+			b := ruleBase(t, gh, sb)
+			run := endedFixWithPull(t, b, gh, c.followUps)
+			if c.live {
+				if _, err := b.Ledger.Update(context.Background(), run, func(r *runs.Run) error {
+					r.State = runs.Started
+					r.FollowUps = append(r.FollowUps, runs.FollowUp{N: 2})
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h := &PullRequestReview{b}
+			review := testenv.ReviewWithBody(t, 77, 500, c.reviewer, c.state, c.body)
+			for range 2 { // delivered twice: sent once
+				if err := h.Handle(context.Background(), "pull_request_review", testenv.DeliveryID(), review); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sent := sb.messages["ses_fix"]
+			if (len(sent) == 1) != c.sent || len(sent) > 1 {
+				t.Fatalf("%d follow-ups sent, want sent=%v", len(sent), c.sent)
+			}
+			got, _ := b.Ledger.Get(context.Background(), run.ID)
+			if c.sent {
+				if got.State != runs.Started || len(got.FollowUps) != c.followUps+1 {
+					t.Fatalf("run %s with %+v", got.State, got.FollowUps)
+				}
+				for _, want := range []string{"reviewed your pull request #77", `"review": ` + mustJSON(c.body)} {
+					if !strings.Contains(sent[0], want) {
+						t.Errorf("the follow-up lacks %q:\n%s", want, sent[0])
+					}
+				}
+				for _, n := range c.inline {
+					if !strings.Contains(sent[0], `"path": "`+n.Path+`"`) || !strings.Contains(sent[0], mustJSON(n.Body)) {
+						t.Errorf("the follow-up lacks the inline comment %+v:\n%s", n, sent[0])
+					}
+				}
+			}
+			var replies []string
+			for _, cm := range gh.Comments {
+				if !strings.Contains(cm.Body, publish.StatusMarker) {
+					replies = append(replies, cm.Body)
+				}
+			}
+			if c.reply == "" && len(replies) > 0 || c.reply != "" && (len(replies) != 1 || !strings.Contains(replies[0], c.reply)) {
+				t.Fatalf("replies %q, want one with %q", replies, c.reply)
+			}
+		})
+	}
+}
+
+func mustJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// /pitcrew open-pr on a merged pull request with a slow-query report sends
+// its profiling session one follow-up; without a report it says so.
+func TestOpenPRSendsTheProfilingSessionAFollowUp(t *testing.T) {
+	const merge = "3333333333333333333333333333333333333333"
+	gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"}}
+	sb := &startedSessions{}
+	b := ruleBase(t, gh, sb)
+	ctx := context.Background()
+	h := &IssueComment{b}
+	if err := h.Handle(ctx, "issue_comment", testenv.DeliveryID(), testenv.CommentEvent(t, "alice", 12, 801, "/pitcrew open-pr", true)); err != nil {
+		t.Fatal(err)
+	}
+	if len(gh.Comments) != 1 || !strings.Contains(gh.Comments[0].Body, "pitcrew has no slow-query report of this merge") {
+		t.Fatalf("comments %+v", gh.Comments)
+	}
+
+	files := []string{"priv/repo/migrations/20261201000000_add_index.exs"}
+	if err := b.profileMerge(ctx, gh, mergeSignal{InstallationID: testenv.Installation, Delivery: "d", Repo: github.Repo{Owner: "hexpm", Name: "hexpm"}, Commit: merge, PR: 12,
+		Subject: runs.Subject{Repo: "hexpm/hexpm", Issue: 12}}, files, mustConfig(t)); err != nil {
+		t.Fatal(err)
+	}
+	run, err := b.Ledger.BySession(ctx, "ses_"+MigrationKey("hexpm/hexpm", merge)+"#1")
+	if err == nil {
+		_, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) { r.Report = true })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := h.Handle(ctx, "issue_comment", testenv.DeliveryID(), testenv.CommentEvent(t, "alice", 12, 802, "/pitcrew open-pr", true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := sb.messages[run.SessionID]
+	if len(sent) != 1 || !strings.Contains(sent[0], "references #12") || !strings.Contains(sent[0], "`"+files[0]+"`") {
+		t.Fatalf("follow-ups %q", sent)
+	}
+	status := gh.Comments[len(gh.Comments)-1].Body
+	if !strings.Contains(status, "The agent is opening the change it measured as a pull request") || !strings.Contains(status, "iteration 1 of 3: `/pitcrew open-pr` by `alice`") {
+		t.Fatalf("status %s", status)
+	}
+}
+
+func mustConfig(t *testing.T) repoconfig.Config {
+	t.Helper()
+	cfg, err := configSchema.Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}

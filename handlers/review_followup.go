@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pitcrew/pitcrew/commands"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/runs"
+)
+
+// reviewFollowUp sends a review of a followed pull request to the run that
+// opened it, when the review or one of its inline comments has a /pitcrew
+// line: the review's text and each inline comment with its file and line,
+// as a reviewer's data. Once per review, from people with write access,
+// within followups.max_per_run.
+func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review) error {
+	runID, err := b.Ledger.PullRun(ctx, ev.Repo.String(), ev.Number)
+	if err != nil || runID == "" {
+		return err
+	}
+	notes, err := gh.ReviewComments(ctx, ev.Repo, ev.Number, ev.ID)
+	if err != nil {
+		return err
+	}
+	asks := false
+	for _, text := range append([]string{ev.Body}, noteBodies(notes)...) {
+		_, found := commands.First(text)
+		asks = asks || found
+	}
+	if !asks {
+		return nil
+	}
+	source := fmt.Sprintf("review:%d", ev.ID)
+	return b.once(ctx, ev.Repo, source, func() error {
+		answer, err := b.sendReview(ctx, gh, ev, runID, source, notes)
+		if err != nil || answer == "" {
+			return err
+		}
+		return b.reply(ctx, gh, ev.Repo, ev.Number, answer)
+	})
+}
+
+// sendReview checks the reviewer may ask, then sends the follow-up; it
+// says why when it sends nothing.
+func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runID, source string, notes []github.ReviewComment) (string, error) {
+	perm, err := gh.Permission(ctx, ev.Repo, ev.Reviewer)
+	if err != nil {
+		return "", err
+	}
+	if perm != "admin" && perm != "write" {
+		return mayNotCommand(ev.Reviewer, perm), nil
+	}
+	run, err := b.Ledger.Get(ctx, runID)
+	if err != nil {
+		return "", err
+	}
+	cfg, refusal, err := b.commandConfig(ctx, gh, ev.Repo)
+	if refusal != "" || err != nil {
+		return refusal, err
+	}
+	in := prompts.ReviewInput{PR: ev.Number, Reviewer: ev.Reviewer, Body: ev.Body}
+	for _, n := range notes {
+		in.Comments = append(in.Comments, prompts.ReviewComment{Path: n.Path, Line: n.Line, Body: n.Body})
+	}
+	f := runs.FollowUp{Reason: "the review by " + publish.Code(ev.Reviewer, 100), Source: source}
+	return b.followUp(ctx, gh, run, cfg, f, "review", in)
+}
+
+func noteBodies(notes []github.ReviewComment) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = n.Body
+	}
+	return out
+}

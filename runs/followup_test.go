@@ -1,0 +1,70 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/sandbox"
+)
+
+type messages struct{ keys []string }
+
+func (m *messages) Message(_ context.Context, _, key, _ string) (sandbox.Session, error) {
+	m.keys = append(m.keys, key)
+	return sandbox.Session{Status: sandbox.StatusRunning}, nil
+}
+
+func TestAFollowUpStartsItsRunAgainOnce(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/a_test.exs:1"), time.Hour, 100, Subject{})
+	if err == nil {
+		run, err = l.Move(ctx, run, Started, func(r *Run) { r.SessionID = "ses_1" })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &messages{}
+	if _, err := l.Resume(ctx, m, run, FollowUp{Source: "review:1"}, "more"); err == nil {
+		t.Fatal("a live run took a follow-up")
+	}
+	ended, err := l.Move(ctx, run, Completed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No stale copy starts an ended run again: only a follow-up does.
+	if _, err := l.Move(ctx, run, Started, nil); !errors.As(err, new(ErrTransition)) {
+		t.Fatalf("a stale copy moved an ended run back to started: %v", err)
+	}
+	resumed, err := l.Resume(ctx, m, ended, FollowUp{Reason: "the review by alice", Source: "review:1", Max: 3}, "more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed.State != Started || len(resumed.FollowUps) != 1 || resumed.FollowUps[0].N != 1 || !resumed.EndedAt.IsZero() {
+		t.Fatalf("resumed %s %+v ended %v", resumed.State, resumed.FollowUps, resumed.EndedAt)
+	}
+	if ids, _ := l.StartedBefore(ctx, time.Now().Add(time.Hour), 10); len(ids) != 1 || ids[0] != "ses_1" {
+		t.Fatalf("the resumed run is not where the reconciler looks: %v", ids)
+	}
+	if got, err := l.BySession(ctx, "ses_1"); err != nil || got.ID != run.ID {
+		t.Fatalf("BySession = %+v %v", got, err)
+	}
+	done, err := l.Move(ctx, resumed, Completed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same review delivered again is not sent again; the next is 2.
+	if again, err := l.Resume(ctx, m, done, FollowUp{Source: "review:1"}, "more"); err != nil || again.State != Completed {
+		t.Fatalf("the same source again: %s %v", again.State, err)
+	}
+	second, err := l.Resume(ctx, m, done, FollowUp{Source: "review:2"}, "more")
+	if err != nil || len(second.FollowUps) != 2 || second.FollowUps[1].N != 2 {
+		t.Fatalf("second follow-up: %+v %v", second.FollowUps, err)
+	}
+	if len(m.keys) != 2 || m.keys[0] != FollowUpKey(run.ID, 1) || m.keys[1] != FollowUpKey(run.ID, 2) {
+		t.Fatalf("messages sent with keys %q", m.keys)
+	}
+}
