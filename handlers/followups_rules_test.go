@@ -95,7 +95,7 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 				if got.State != runs.Started || len(got.FollowUps) != c.followUps+1 {
 					t.Fatalf("run %s with %+v", got.State, got.FollowUps)
 				}
-				for _, want := range []string{"reviewed your pull request #77", `"review": ` + mustJSON(c.body)} {
+				for _, want := range []string{"wrote about your pull request #77", `"review": ` + mustJSON(c.body)} {
 					if !strings.Contains(sent[0], want) {
 						t.Errorf("the follow-up lacks %q:\n%s", want, sent[0])
 					}
@@ -116,6 +116,32 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 				t.Fatalf("replies %q, want one with %q", replies, c.reply)
 			}
 		})
+	}
+}
+
+// Other text after /pitcrew in a comment on the agent's pull request is
+// for its run, from people with write access.
+func TestACommentOnTheAgentsPullRequestGoesToItsRun(t *testing.T) {
+	gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"},
+		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: "1111111111111111111111111111111111111111"}}, Diffs: map[int]string{77: ""}}
+	sb := &startedSessions{}
+	b := ruleBase(t, gh, sb)
+	endedFixWithPull(t, b, gh, 0)
+	h := &IssueComment{b}
+	for _, c := range []struct {
+		author string
+		id     int64
+	}{{"mallory", 1}, {"alice", 2}, {"alice", 2}} {
+		if err := h.Handle(context.Background(), "issue_comment", testenv.DeliveryID(), testenv.CommentEvent(t, c.author, 77, c.id, "/pitcrew keep async: true and use a named ETS table per test", true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := sb.messages["ses_fix"]
+	if len(sent) != 1 || !strings.Contains(sent[0], `"review": "/pitcrew keep async: true and use a named ETS table per test"`) {
+		t.Fatalf("follow-ups %q", sent)
+	}
+	if len(gh.Comments) != 1 || gh.Comments[0].Issue != 77 || !strings.Contains(gh.Comments[0].Body, "`mallory` has read access") {
+		t.Fatalf("comments %+v, want the reader's answer only", gh.Comments)
 	}
 }
 

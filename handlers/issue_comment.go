@@ -13,6 +13,7 @@ import (
 	"github.com/pitcrew/pitcrew/commands"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
@@ -132,7 +133,28 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 	case commands.Help:
 		return helpText(""), nil
 	}
+	if ev.OnPull && cmd.Text != "" {
+		// Any other text on a pull request an agent opened is for its run.
+		if runID, err := h.Ledger.PullRun(ctx, ev.Repo.String(), ev.Issue); err != nil || runID != "" {
+			return h.commentFollowUp(ctx, gh, ev, runID)
+		}
+	}
 	return helpText(cmd.Text), nil
+}
+
+// commentFollowUp sends a comment on the agent's pull request to the run
+// that opened it, as a reviewer's data.
+func (h *IssueComment) commentFollowUp(ctx context.Context, gh github.Client, ev Comment, runID string) (string, error) {
+	run, err := h.Ledger.Get(ctx, runID)
+	if err != nil {
+		return "", err
+	}
+	cfg, refusal, err := h.commandConfig(ctx, gh, ev.Repo)
+	if refusal != "" || err != nil {
+		return refusal, err
+	}
+	f := runs.FollowUp{Reason: "the comment by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
+	return h.followUp(ctx, gh, run, cfg, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body})
 }
 
 // helpText is the answer to /pitcrew help, and to a command pitcrew does

@@ -87,7 +87,7 @@ func TestAReviewGoesBackToTheRunThatOpenedThePullRequest(t *testing.T) {
 	}
 	h.eventually("the follow-up sent", func() bool { return len(h.sandbox.Messages("ses_1")) == 1 })
 	msg := h.sandbox.Messages("ses_1")[0]
-	for _, want := range []string{"reviewed your pull request #1234", `"review": "Close, but not this way."`, `"path": "test/hexpm/repository/package_search_test.exs"`, `"line": 42`} {
+	for _, want := range []string{"wrote about your pull request #1234", `"review": "Close, but not this way."`, `"path": "test/hexpm/repository/package_search_test.exs"`, `"line": 42`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the follow-up lacks %q:\n%s", want, msg)
 		}
