@@ -1,6 +1,7 @@
 package server
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -39,6 +40,8 @@ func TestARetryCommandStartsTheIssuesRunAgain(t *testing.T) {
 		return len(c) == 2 && c[1].Body == "Only people with write access to this repository can give pitcrew commands; `mallory` has read access."
 	})
 
+	h.eventually("the reader handled", h.handled("issue_comment", 2))
+	calls = len(h.gh.Requests())
 	retry := testenv.CommentEvent(t, "alice", 7, 9003, "Came back on main.\n\n/pitcrew retry", false)
 	for range 3 { // GitHub redelivers; each delivery has its own id
 		if code := h.deliver("issue_comment", testenv.DeliveryID(), retry); code != 202 {
@@ -48,6 +51,13 @@ func TestARetryCommandStartsTheIssuesRunAgain(t *testing.T) {
 	h.eventually("the second run", func() bool { return h.sandbox.SessionCount() == 2 })
 	h.eventually("every delivery handled", h.handled("issue_comment", 3)) // the two copies of the same body are dropped as replays
 	h.eventually("the second run's link", func() bool { return strings.Contains(h.gh.Comments("hexpm/hexpm", 7)[0].Body, "/s/ses_2") })
+	got := h.callsSince(calls)
+	t.Logf("GitHub calls for the retry: %v", got)
+	want := map[string]int{"GET /repos/{owner}/{repo}/collaborators/{username}/permission": 1, "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions": 1,
+		"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GitHub calls for the retry: %v, want %v (the configuration is cached)", got, want)
+	}
 	if !h.gh.Reacted("hexpm/hexpm", 9003, "eyes") || h.gh.Reacted("hexpm/hexpm", 9002, "eyes") {
 		t.Error("the writer's command is acknowledged with eyes, the reader's is not")
 	}
@@ -82,10 +92,13 @@ func TestAReviewGoesBackToTheRunThatOpenedThePullRequest(t *testing.T) {
 
 	h.gh.AddReviewComment(1234, 600, "test/hexpm/repository/package_search_test.exs", 42, "/pitcrew a sleep is still a wait: assert_receive the :indexed message instead")
 	review := testenv.ReviewWithBody(t, 1234, 600, "alice", "changes_requested", "Close, but not this way.")
+	calls := len(h.gh.Requests())
 	if code := h.deliver("pull_request_review", testenv.DeliveryID(), review); code != 202 {
 		t.Fatalf("review answered %d", code)
 	}
 	h.eventually("the follow-up sent", func() bool { return len(h.sandbox.Messages("ses_1")) == 1 })
+	h.eventually("the review handled", h.handled("pull_request_review", 1))
+	t.Logf("GitHub calls for the review: %v", h.callsSince(calls))
 	msg := h.sandbox.Messages("ses_1")[0]
 	for _, want := range []string{"wrote about your pull request #1234", `"review": "Close, but not this way."`, `"path": "test/hexpm/repository/package_search_test.exs"`, `"line": 42`} {
 		if !strings.Contains(msg, want) {
