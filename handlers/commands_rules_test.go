@@ -26,6 +26,7 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 	)
 	for _, c := range []struct {
 		name, config, sender, body string
+		association                string // "" keeps the example's OWNER
 		onPull                     bool
 		pull                       *github.PullRequest
 		files                      []github.ChangedFile
@@ -37,6 +38,7 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 	}{
 		{name: "people talking", sender: "alice", body: "I think we should /pitcrew retry this later", setup: ended},
 		{name: "a bot", sender: "dependabot[bot]", body: "/pitcrew retry", setup: ended},
+		{name: "someone the repository does not know", sender: "stranger", association: "NONE", body: "/pitcrew retry", setup: ended},
 		{name: "a reader", sender: "mallory", body: "/pitcrew retry", setup: ended, writes: []string{"Reply"},
 			reply: "Only people with write access to this repository can give pitcrew commands; `mallory` has read access."},
 		{name: "help", sender: "alice", body: "/pitcrew help", writes: []string{"React", "Reply"}, reply: "`/pitcrew retry` on an issue pitcrew answers on"},
@@ -75,6 +77,9 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 			before, started := len(gh.WritesSoFar()), len(sb.prompts)
 			h := &IssueComment{b}
 			comment := testenv.CommentEvent(t, c.sender, 12, 777, c.body, c.onPull)
+			if c.association != "" {
+				comment = []byte(strings.Replace(string(comment), `"author_association":"OWNER"`, `"author_association":"`+c.association+`"`, -1))
+			}
 			for range 2 { // delivered twice: acted on once
 				if err := h.Handle(ctx, "issue_comment", testenv.DeliveryID(), comment); err != nil {
 					t.Fatal(err)
@@ -105,6 +110,20 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 				t.Errorf("status comment %q lacks %q", gh.Comments[0].Body, c.status)
 			}
 		})
+	}
+}
+
+// A reader is told once a day per issue, however many commands they write.
+func TestAReaderIsToldOnce(t *testing.T) {
+	gh := &githubtest.Fake{Permissions: map[string]string{}}
+	h := &IssueComment{ruleBase(t, gh, &startedSessions{})}
+	for id := int64(1); id <= 5; id++ {
+		if err := h.Handle(context.Background(), "issue_comment", testenv.DeliveryID(), testenv.CommentEvent(t, "mallory", 12, id, "/pitcrew retry", false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(gh.Comments) != 1 || !strings.Contains(gh.Comments[0].Body, "`mallory` has read access") {
+		t.Fatalf("comments %+v, want one answer", gh.Comments)
 	}
 }
 

@@ -35,6 +35,7 @@ type Comment struct {
 	OnPull         bool // the comment is on a pull request
 	ID             int64
 	Author         string
+	Association    string // the author's association with the repository: OWNER, MEMBER, COLLABORATOR, NONE, ...
 	Body           string
 }
 
@@ -56,7 +57,7 @@ func ParseComment(payload []byte) (ev Comment, ok bool, err error) {
 		return Comment{}, false, err
 	}
 	return Comment{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Issue: raw.GetIssue().GetNumber(),
-		OnPull: raw.GetIssue().IsPullRequest(), ID: c.GetID(), Author: user.GetLogin(), Body: c.GetBody()}, true, nil
+		OnPull: raw.GetIssue().IsPullRequest(), ID: c.GetID(), Author: user.GetLogin(), Association: c.GetAuthorAssociation(), Body: c.GetBody()}, true, nil
 }
 
 // Handle implements githubapp.EventHandler: one command per comment, acted
@@ -73,6 +74,12 @@ func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload
 	if !ok {
 		return nil
 	}
+	if !maintainer[ev.Association] {
+		// Someone the repository does not know: on a public repository,
+		// anyone. Answering each would let a crowd make pitcrew write.
+		logFor(ctx).Info().Str("author", ev.Author).Str("association", ev.Association).Msg("ignoring a command from outside the repository")
+		return nil
+	}
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
 		return err
@@ -83,7 +90,7 @@ func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload
 			return err
 		}
 		if perm != "admin" && perm != "write" {
-			return h.reply(ctx, gh, ev.Repo, ev.Issue, mayNotCommand(ev.Author, perm))
+			return h.refuse(ctx, gh, ev.Repo, ev.Issue, ev.Author, perm)
 		}
 		if err := gh.ReactToComment(ctx, ev.Repo, ev.ID, "eyes"); err != nil {
 			return err
@@ -135,7 +142,11 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 	}
 	if ev.OnPull && cmd.Text != "" {
 		// Any other text on a pull request an agent opened is for its run.
-		if runID, err := h.Ledger.PullRun(ctx, ev.Repo.String(), ev.Issue); err != nil || runID != "" {
+		runID, err := h.Ledger.PullRun(ctx, ev.Repo.String(), ev.Issue)
+		if err != nil {
+			return "", err
+		}
+		if runID != "" {
 			return h.commentFollowUp(ctx, gh, ev, runID)
 		}
 	}
@@ -184,10 +195,15 @@ func (b *Base) commandConfig(ctx context.Context, gh github.Client, repo github.
 	return cfg, "", err
 }
 
-// mayNotCommand is the one answer to someone without write access.
-func mayNotCommand(login, perm string) string {
-	return fmt.Sprintf("Only people with write access to this repository can give pitcrew commands; %s has %s access.",
-		publish.Code(login, 100), publish.Text(perm, 20))
+// refuse answers someone without write access, once a day per issue and
+// person however many commands they write.
+func (b *Base) refuse(ctx context.Context, gh github.Client, repo github.Repo, number int, login, perm string) error {
+	first, err := b.Ledger.FirstRefusal(ctx, repo.String(), number, login)
+	if err != nil || !first {
+		return err
+	}
+	return b.reply(ctx, gh, repo, number, fmt.Sprintf("Only people with write access to this repository can give pitcrew commands; %s has %s access.",
+		publish.Code(login, 100), publish.Text(perm, 20)))
 }
 
 // reply answers a command on its issue or pull request.

@@ -10,7 +10,7 @@ import (
 
 func TestParseComment(t *testing.T) {
 	ev, ok, err := ParseComment(testenv.CommentEvent(t, "alice", 12, 901, "/pitcrew retry", true))
-	if err != nil || !ok || ev != (Comment{InstallationID: testenv.Installation, Repo: hexpm, Issue: 12, OnPull: true, ID: 901, Author: "alice", Body: "/pitcrew retry"}) {
+	if err != nil || !ok || ev != (Comment{InstallationID: testenv.Installation, Repo: hexpm, Issue: 12, OnPull: true, ID: 901, Author: "alice", Association: "OWNER", Body: "/pitcrew retry"}) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
 	if ev, ok, _ := ParseComment(testenv.CommentEvent(t, "alice", 12, 901, "x", false)); !ok || ev.OnPull {

@@ -206,7 +206,11 @@ func (b *Base) postEvidence(ctx context.Context, gh github.Client, repo github.R
 	if id == 0 {
 		p.Creating = p.Head
 		marked := *p
-		if run, err = b.Ledger.Update(ctx, run, func(r *runs.Run) error { r.PR = &marked; return nil }); err != nil {
+		if run, err = b.Ledger.Update(ctx, run, func(r *runs.Run) error {
+			marked.TakenOver = marked.TakenOver || r.PR != nil && r.PR.TakenOver // handed over meanwhile
+			r.PR = &marked
+			return nil
+		}); err != nil {
 			return run, err
 		}
 		if id, err = gh.CreateCheckRun(ctx, repo, p.Head, out); err != nil {

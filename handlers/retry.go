@@ -39,10 +39,10 @@ func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject
 	if refusal != "" || err != nil {
 		return refusal, err
 	}
-	entries := append([]runs.Entry(nil), st.Entries...)
+	again := map[string]runs.Entry{} // by the run each replaces
 	var live, refused []string
 	var started []runs.Run
-	for i, e := range entries {
+	for i, e := range st.Entries {
 		if e.RunID == "" || i >= maxRetried {
 			continue
 		}
@@ -57,7 +57,7 @@ func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject
 			live = append(live, publish.Code(e.About, 200))
 			continue
 		}
-		again, fresh, err := b.startAgain(ctx, run, subject, cfg, delivery)
+		next, fresh, err := b.startAgain(ctx, run, subject, cfg, delivery)
 		if errors.Is(err, errNoRetry) {
 			refused = append(refused, publish.Code(e.About, 200))
 			continue
@@ -65,16 +65,31 @@ func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject
 		if err != nil {
 			return "", err
 		}
-		again.About = e.About
-		entries[i] = again
+		next.About = e.About
+		again[e.RunID] = next
 		if fresh != nil {
 			started = append(started, *fresh)
 		}
 	}
-	if len(started) == 0 && len(live) == len(st.Entries) {
-		return "Nothing was started: pitcrew's run is still going on " + strings.Join(live, ", ") + ".", nil
+	if len(again) == 0 {
+		return nothingRetried(live, refused), nil
 	}
-	if err := b.Publish.Status(ctx, gh, subject, func(s *runs.Status) { s.Entries, s.Notice = entries, "" }, runs.RunIDs(entries)...); err != nil {
+	ids := []string{}
+	for _, e := range again {
+		if e.RunID != "" {
+			ids = append(ids, e.RunID)
+		}
+	}
+	// Only the entries retried change: another signal may have added one
+	// since the status was read.
+	if err := b.Publish.Status(ctx, gh, subject, func(s *runs.Status) {
+		for i, e := range s.Entries {
+			if next, ok := again[e.RunID]; ok {
+				s.Entries[i] = next
+			}
+		}
+		s.Notice = ""
+	}, ids...); err != nil {
 		return "", err
 	}
 	for _, run := range started {
@@ -86,6 +101,17 @@ func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject
 		return "Not started again: " + strings.Join(refused, ", ") + " (its run keeps nothing pitcrew can start a new one from; the next signal will).", nil
 	}
 	return "", nil
+}
+
+// nothingRetried says why a retry started nothing.
+func nothingRetried(live, refused []string) string {
+	switch {
+	case len(live) > 0:
+		return "Nothing was started: pitcrew's run is still going on " + strings.Join(live, ", ") + "."
+	case len(refused) > 0:
+		return "Nothing was started: " + strings.Join(refused, ", ") + " keeps nothing pitcrew can start a new run from; the next signal will."
+	}
+	return "Nothing was started: the runs this shows are too old for pitcrew to start again; the next signal will start a new one."
 }
 
 // startAgain claims a new run of run's key, without the cooldown (a

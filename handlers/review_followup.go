@@ -51,7 +51,7 @@ func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runI
 		return "", err
 	}
 	if perm != "admin" && perm != "write" {
-		return mayNotCommand(ev.Reviewer, perm), nil
+		return "", b.refuse(ctx, gh, ev.Repo, ev.Number, ev.Reviewer, perm)
 	}
 	run, err := b.Ledger.Get(ctx, runID)
 	if err != nil {

@@ -65,8 +65,11 @@ func followUpLine(r runs.Run) string {
 	}
 	f := r.FollowUps[len(r.FollowUps)-1]
 	line := fmt.Sprintf("\n  - 💬 iteration %d of %d: %s", f.N, f.Max, f.Reason) // Reason is built Markdown-safe
-	if r.State == runs.Started {
+	switch {
+	case r.State == runs.Started:
 		line += " · the agent is working on it"
+	case f.Error != "":
+		line += " · the session failed on it: " + Text(f.Error, 300) + "; the answer above is the one before it"
 	}
 	return line
 }

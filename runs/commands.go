@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Each /pitcrew command is acted on once, however often GitHub delivers
@@ -25,4 +26,12 @@ func (l *Ledger) CommandDone(ctx context.Context, repo, source string) (bool, er
 // MarkCommandDone records that the command from source was acted on.
 func (l *Ledger) MarkCommandDone(ctx context.Context, repo, source string) error {
 	return l.rdb.Set(ctx, l.prefix+CommandLock(repo, source), 1, Retention).Err()
+}
+
+// FirstRefusal reports whether login was not yet told today, on issue
+// number of repo, that only writers give commands; it records that they
+// are now.
+func (l *Ledger) FirstRefusal(ctx context.Context, repo string, number int, login string) (bool, error) {
+	key := fmt.Sprintf("%srefused:%s#%d:%s", l.prefix, strings.ToLower(repo), number, strings.ToLower(login))
+	return l.rdb.SetNX(ctx, key, 1, 24*time.Hour).Result()
 }

@@ -47,6 +47,11 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 		}
 	case err != nil:
 		return run, err
+	case ses.Status == sandbox.StatusFailed && len(run.FollowUps) > 0:
+		// A follow-up's turn failed: the run keeps what it had answered.
+		to, change = run.FollowUps[len(run.FollowUps)-1].From, func(r *Run) {
+			r.FollowUps[len(r.FollowUps)-1].Error = f.failureReason(ses.Result)
+		}
 	case ses.Status == sandbox.StatusFailed:
 		to, change = Failed, func(r *Run) { r.Error, r.Answer = f.failureReason(ses.Result), prompts.KeepAnswer(ses.Result) }
 	case ses.Status == sandbox.StatusCompleted && f.Jobs(run.Kind).Artifact != "":
@@ -59,7 +64,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 			if len(r.FollowUps) > 0 {
 				// A follow-up's turn (open the change as a pull request)
 				// keeps the first turn's report unless it made a new one.
-				r.Answer, r.AnswerPRs = prompts.KeepAnswer(ses.Result), prompts.PullRequestLinks(ses.Result, r.Repo)
+				r.Answer, r.AnswerPRs = prompts.KeepAnswer(ses.Result), openedPull(ses.Result, *r)
 				r.Report = r.Report || stored
 				return
 			}
@@ -104,10 +109,23 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 		inner := change
 		change = func(r *Run) { inner(r); r.SessionURL = url }
 	}
-	moved, err := f.Ledger.Move(ctx, run, to, change)
+	if to == "" {
+		to = Completed // a follow-up recorded before From was
+	}
+	// What the session said is the outcome of the turn read: not of a
+	// follow-up sent since (the run was started again meanwhile).
+	turn := len(run.FollowUps)
+	moved, err := f.Ledger.Update(ctx, run, func(r *Run) error {
+		if len(r.FollowUps) != turn {
+			return errAnotherTurn
+		}
+		r.State = to
+		change(r)
+		return nil
+	})
 	var te ErrTransition
-	if errors.As(err, &te) {
-		return f.Ledger.Get(ctx, run.ID) // another worker recorded it first
+	if errors.As(err, &te) || errors.Is(err, errAnotherTurn) {
+		return f.Ledger.Get(ctx, run.ID) // another worker recorded it first, or a follow-up started another turn
 	}
 	if err != nil {
 		return run, err
@@ -116,6 +134,21 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 	zerolog.Ctx(ctx).Info().Str("state", string(to)).Msg("run ended")
 	return moved, nil
 }
+
+// openedPull is the pull request a follow-up's answer opened: the last it
+// links to that is not the one the run started from (which an answer about
+// it names too).
+func openedPull(answer string, r Run) []string {
+	links := prompts.PullRequestLinks(answer, r.Repo)
+	for i := len(links) - 1; i >= 0; i-- {
+		if PullNumber(links[i], r.Repo) != r.Origin {
+			return links[i : i+1]
+		}
+	}
+	return nil
+}
+
+var errAnotherTurn = errors.New("runs: the session was read for an earlier turn")
 
 func (f *Finisher) failureReason(result string) string {
 	if strings.TrimSpace(result) == "" {

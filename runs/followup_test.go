@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -64,7 +67,65 @@ func TestAFollowUpStartsItsRunAgainOnce(t *testing.T) {
 	if err != nil || len(second.FollowUps) != 2 || second.FollowUps[1].N != 2 {
 		t.Fatalf("second follow-up: %+v %v", second.FollowUps, err)
 	}
-	if len(m.keys) != 2 || m.keys[0] != FollowUpKey(run.ID, 1) || m.keys[1] != FollowUpKey(run.ID, 2) {
+	if len(m.keys) != 2 || m.keys[0] != FollowUpKey(run.ID, "review:1") || m.keys[1] != FollowUpKey(run.ID, "review:2") {
 		t.Fatalf("messages sent with keys %q", m.keys)
+	}
+}
+
+// session is a sandbox whose one session says what a test sets.
+type session struct{ s sandbox.Session }
+
+func (s *session) Get(context.Context, string) (sandbox.Session, error) { return s.s, nil }
+func (s *session) Download(context.Context, string) ([]byte, error)     { return nil, nil }
+
+// The outcome of a follow-up's turn: a session read for an earlier turn
+// does not end the new one, and a failed turn leaves the run as it had
+// ended, the failure on the follow-up.
+func TestAFollowUpsTurnEndsOnlyWithItsOwnOutcome(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	ses := &session{}
+	f := &Finisher{Ledger: l, Sandbox: ses, Jobs: func(Kind) Job { return Job{} }, Metrics: metrics.New(prometheus.NewRegistry()),
+		Text: func(s string, _ int) string { return s }, SafeURL: func(string) string { return "" }}
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/a_test.exs:1"), time.Hour, 100, Subject{})
+	if err == nil {
+		run, err = l.Move(ctx, run, Started, func(r *Run) { r.SessionID = "ses_1" })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses.s = sandbox.Session{ID: "ses_1", Status: sandbox.StatusCompleted, Result: "first answer"}
+	first, err := f.Record(ctx, run)
+	if err != nil || first.State != Completed {
+		t.Fatalf("first turn: %s %v", first.State, err)
+	}
+	resumed, err := l.Resume(ctx, &messages{}, first, FollowUp{Source: "review:1"}, "more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A refresh that read the run before the follow-up, and the session's
+	// first answer, must not end the second turn.
+	if got, err := f.Record(ctx, run); err != nil || got.State != Started {
+		t.Fatalf("an earlier turn's read ended the follow-up: %s %v", got.State, err)
+	}
+	ses.s = sandbox.Session{ID: "ses_1", Status: sandbox.StatusFailed, Result: "out of memory"}
+	failed, err := f.Record(ctx, resumed)
+	if err != nil || failed.State != Completed || failed.Answer != "first answer" || failed.FollowUps[0].Error != "out of memory" {
+		t.Fatalf("a failed follow-up: %s answer %q follow-up %+v error %q, %v", failed.State, failed.Answer, failed.FollowUps, failed.Error, err)
+	}
+}
+
+func TestTheOpenedPullRequestIsTheLastLinkNotTheProfiledOne(t *testing.T) {
+	r := Run{Repo: "hexpm/hexpm", Origin: 12}
+	for answer, want := range map[string]string{
+		"As asked on https://github.com/hexpm/hexpm/pull/12, I opened https://github.com/hexpm/hexpm/pull/90.": "https://github.com/hexpm/hexpm/pull/90",
+		"Opened https://github.com/hexpm/hexpm/pull/90 (see https://github.com/hexpm/hexpm/pull/12)":           "https://github.com/hexpm/hexpm/pull/90",
+		"I could not: https://github.com/hexpm/hexpm/pull/12 is what I profiled.":                              "",
+		"Opened https://github.com/elixir-ecto/ecto/pull/90":                                                   "",
+	} {
+		got := openedPull(answer, r)
+		if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || got[0] != want) {
+			t.Errorf("%q: %q, want %q", answer, got, want)
+		}
 	}
 }
