@@ -54,10 +54,10 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 		reply                       string
 	}{
 		{name: "changes requested with a /pitcrew line inline", reviewer: "alice", state: "changes_requested", body: "Close, but not this way.",
-			inline: []github.ReviewComment{{Path: "test/a_test.exs", Line: 12, Body: "/pitcrew a sleep is still a wait: use assert_receive on the :indexed message"}}, sent: true},
+			inline: []github.ReviewComment{{ID: 9, Path: "test/a_test.exs", Line: 12, Body: "/pitcrew a sleep is still a wait: use assert_receive on the :indexed message"}}, sent: true},
 		{name: "a comment review asking in its body", reviewer: "alice", state: "commented", body: "/pitcrew please keep async: true", sent: true},
 		{name: "people talking in the review", reviewer: "alice", state: "changes_requested", body: "Let's discuss this with the team first.",
-			inline: []github.ReviewComment{{Path: "test/a_test.exs", Line: 12, Body: "why this?"}}},
+			inline: []github.ReviewComment{{ID: 9, Path: "test/a_test.exs", Line: 12, Body: "why this?"}}},
 		{name: "an approval is no follow-up", reviewer: "alice", state: "approved", body: "/pitcrew thanks"},
 		{name: "a reader", reviewer: "mallory", state: "changes_requested", body: "/pitcrew do it my way", reply: "`mallory` has read access"},
 		{name: "past the cap", reviewer: "alice", state: "changes_requested", body: "/pitcrew again", followUps: 3, reply: "this run had its 3 follow-ups (`followups.max_per_run`)"},
@@ -105,6 +105,13 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 						t.Errorf("the follow-up lacks the inline comment %+v:\n%s", n, sent[0])
 					}
 				}
+			}
+			acked := false
+			for _, w := range gh.WritesSoFar() {
+				acked = acked || strings.HasPrefix(w, "ReactReview ")
+			}
+			if wantAck := c.sent && len(c.inline) > 0; acked != wantAck {
+				t.Errorf("inline comment acknowledged %v, want %v", acked, wantAck)
 			}
 			var replies []string
 			for _, cm := range gh.Comments {

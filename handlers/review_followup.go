@@ -25,17 +25,19 @@ func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review) 
 	if err != nil {
 		return err
 	}
-	asks := false
-	for _, text := range append([]string{ev.Body}, noteBodies(notes)...) {
-		_, found := commands.First(text)
-		asks = asks || found
+	_, asks := commands.First(ev.Body)
+	var ack int64 // the inline comment with the command, acknowledged with eyes (GitHub has no reactions on a review itself)
+	for _, n := range notes {
+		if _, found := commands.First(n.Body); found && !asks && ack == 0 {
+			ack = n.ID
+		}
 	}
-	if !asks {
+	if !asks && ack == 0 {
 		return nil
 	}
 	source := fmt.Sprintf("review:%d", ev.ID)
 	return b.once(ctx, ev.Repo, source, func() error {
-		answer, err := b.sendReview(ctx, gh, ev, runID, source, notes)
+		answer, err := b.sendReview(ctx, gh, ev, runID, source, notes, ack)
 		if err != nil || answer == "" {
 			return err
 		}
@@ -45,13 +47,18 @@ func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review) 
 
 // sendReview checks the reviewer may ask, then sends the follow-up; it
 // says why when it sends nothing.
-func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runID, source string, notes []github.ReviewComment) (string, error) {
+func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runID, source string, notes []github.ReviewComment, ack int64) (string, error) {
 	perm, err := gh.Permission(ctx, ev.Repo, ev.Reviewer)
 	if err != nil {
 		return "", err
 	}
 	if perm != "admin" && perm != "write" {
 		return "", b.refuse(ctx, gh, ev.Repo, ev.Number, ev.Reviewer, perm)
+	}
+	if ack != 0 {
+		if err := gh.ReactToReviewComment(ctx, ev.Repo, ack, "eyes"); err != nil {
+			return "", err
+		}
 	}
 	run, err := b.Ledger.Get(ctx, runID)
 	if err != nil {
@@ -67,12 +74,4 @@ func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runI
 	}
 	f := runs.FollowUp{Reason: "the review by " + publish.Code(ev.Reviewer, 100), Source: source}
 	return b.followUp(ctx, gh, run, cfg, f, "review", in)
-}
-
-func noteBodies(notes []github.ReviewComment) []string {
-	out := make([]string, len(notes))
-	for i, n := range notes {
-		out[i] = n.Body
-	}
-	return out
 }

@@ -51,6 +51,7 @@ GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs
 GET /repos/{owner}/{repo}/pulls/{pull_number}
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files
 GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments
+POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions
 POST /repos/{owner}/{repo}/commits/{commit_sha}/comments
 GET /repos/{owner}/{repo}/commits/{commit_sha}/comments
 PATCH /repos/{owner}/{repo}/comments/{comment_id}

@@ -85,6 +85,8 @@ type Pulls interface {
 	ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error)
 	// ReviewComments lists a review's inline comments (the first 100).
 	ReviewComments(ctx context.Context, repo Repo, number int, reviewID int64) ([]ReviewComment, error)
+	// ReactToReviewComment puts a reaction on an inline comment of a review.
+	ReactToReviewComment(ctx context.Context, repo Repo, commentID int64, content string) error
 	// MergedPullFor returns the number of a merged pull request that
 	// contains commit, or 0.
 	MergedPullFor(ctx context.Context, repo Repo, sha string) (int, error)
@@ -101,6 +103,7 @@ type Pulls interface {
 
 // ReviewComment is an inline comment of a review: where, and what it says.
 type ReviewComment struct {
+	ID   int64
 	Path string
 	Line int // in the new file; 0 for a comment on the whole file
 	Body string

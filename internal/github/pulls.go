@@ -19,9 +19,16 @@ func (g *restGitHub) ReviewComments(ctx context.Context, repo Repo, number int, 
 	}
 	out := make([]ReviewComment, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, ReviewComment{Path: c.GetPath(), Line: c.GetLine(), Body: c.GetBody()})
+		out = append(out, ReviewComment{ID: c.GetID(), Path: c.GetPath(), Line: c.GetLine(), Body: c.GetBody()})
 	}
 	return out, nil
+}
+
+func (g *restGitHub) ReactToReviewComment(ctx context.Context, repo Repo, commentID int64, content string) error {
+	if _, _, err := g.c.Reactions.CreatePullRequestCommentReaction(ctx, repo.Owner, repo.Name, commentID, content); err != nil {
+		return fmt.Errorf("reacting to review comment %d on %s: %w", commentID, repo, err)
+	}
+	return nil
 }
 
 func (g *restGitHub) ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error) {

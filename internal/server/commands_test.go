@@ -99,6 +99,9 @@ func TestAReviewGoesBackToTheRunThatOpenedThePullRequest(t *testing.T) {
 	h.eventually("the follow-up sent", func() bool { return len(h.sandbox.Messages("ses_1")) == 1 })
 	h.eventually("the review handled", h.handled("pull_request_review", 1))
 	t.Logf("GitHub calls for the review: %v", h.callsSince(calls))
+	if !h.gh.Reacted("hexpm/hexpm", 60001, "eyes") {
+		t.Error("the inline comment with the command is not acknowledged with eyes")
+	}
 	msg := h.sandbox.Messages("ses_1")[0]
 	for _, want := range []string{"wrote about your pull request #1234", `"review": "Close, but not this way."`, `"path": "test/hexpm/repository/package_search_test.exs"`, `"line": 42`} {
 		if !strings.Contains(msg, want) {

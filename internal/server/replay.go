@@ -119,6 +119,13 @@ func (g *recordingGitHub) ReactToComment(ctx context.Context, repo github.Repo, 
 	return g.Client.ReactToComment(ctx, repo, id, content)
 }
 
+func (g *recordingGitHub) ReactToReviewComment(ctx context.Context, repo github.Repo, id int64, content string) error {
+	if _, dry := g.rec.note(Action{Kind: "reaction", Repo: repo.String(), Target: fmt.Sprint(id), Body: content}); dry {
+		return nil
+	}
+	return g.Client.ReactToReviewComment(ctx, repo, id, content)
+}
+
 func (g *recordingGitHub) CreateCheckRun(ctx context.Context, repo github.Repo, sha string, out github.CheckOutput) (int64, error) {
 	if id, dry := g.rec.note(Action{Kind: "check_run", Repo: repo.String(), Target: sha, Body: out.Title + "\n\n" + out.Summary}); dry {
 		return id, nil

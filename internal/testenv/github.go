@@ -126,7 +126,7 @@ func (g *GitHub) SetFile(repo, path, content string) {
 func (g *GitHub) AddReviewComment(number int, id int64, path string, line int, body string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.reviewNotes[id] = append(g.reviewNotes[id], map[string]any{"id": len(g.reviewNotes[id]) + 1, "pull_request_review_id": id, "path": path, "line": line, "body": body,
+	g.reviewNotes[id] = append(g.reviewNotes[id], map[string]any{"id": id*100 + int64(len(g.reviewNotes[id])+1), "pull_request_review_id": id, "path": path, "line": line, "body": body,
 		"url": fmt.Sprintf("https://api.github.com/repos/hexpm/hexpm/pulls/comments/%d", id), "user": map[string]any{"login": "alice", "type": "User"}})
 }
 
@@ -578,7 +578,7 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		c.Body = in.Body
 		c.Edits++
 		return 200, g.commentJSON(c)
-	case "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":
+	case "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":
 		var in struct{ Content string }
 		_ = json.Unmarshal(body, &in)
 		if !reactionContents[in.Content] {

@@ -411,6 +411,14 @@ func (f *Fake) ReactToComment(_ context.Context, _ github.Repo, id int64, conten
 	return nil
 }
 
+// ReactToReviewComment implements github.Pulls.
+func (f *Fake) ReactToReviewComment(_ context.Context, _ github.Repo, id int64, content string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.write("ReactReview %d %s", id, content)
+	return nil
+}
+
 // WritesSoFar is a copy of Writes.
 func (f *Fake) WritesSoFar() []string {
 	f.mu.Lock()
