@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -144,6 +145,9 @@ func LoadConfig(files []string, getenv func(string) string) (Config, error) {
 			*ptr = defaults[name]
 		}
 	}
+	if getenv("PITCREW_PUBLIC_URL") == "" && values["PITCREW_PUBLIC_URL"] == "" {
+		c.PublicURL = localURL(c.Addr)
+	}
 	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
 		return Config{}, errors.New("PITCREW_LOG_LEVEL must be one of trace, debug, info, warn, error")
 	}
@@ -155,6 +159,19 @@ func LoadConfig(files []string, getenv func(string) string) (Config, error) {
 		c.PrivateKey = string(b)
 	}
 	return c, nil
+}
+
+// localURL is the default public URL: this machine, on the port pitcrew
+// listens on (so PITCREW_ADDR alone moves the registration's URLs too).
+func localURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" || port == "0" {
+		return defaults["PITCREW_PUBLIC_URL"]
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // MissingGitHubApp reports whether no GitHub App is configured at all:

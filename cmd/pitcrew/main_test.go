@@ -38,6 +38,18 @@ func TestLoadConfig(t *testing.T) {
 	if _, err := LoadConfig([]string{file}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "unknown key PITCREW_ADR") {
 		t.Fatalf("typo accepted: %v", err)
 	}
+	for addr, want := range map[string]string{":9000": "http://localhost:9000", "0.0.0.0:9000": "http://localhost:9000", "127.0.0.1:9001": "http://127.0.0.1:9001",
+		"[::]:9002": "http://localhost:9002", ":0": "http://localhost:8080", "nonsense": "http://localhost:8080"} {
+		c, err := LoadConfig(nil, func(k string) string { return map[string]string{"PITCREW_ADDR": addr}[k] })
+		if err != nil || c.PublicURL != want {
+			t.Errorf("PITCREW_ADDR %q: public URL %q, want %q (%v)", addr, c.PublicURL, want, err)
+		}
+	}
+	if c, _ := LoadConfig(nil, func(k string) string {
+		return map[string]string{"PITCREW_ADDR": ":9000", "PITCREW_PUBLIC_URL": "https://pitcrew.example.com"}[k]
+	}); c.PublicURL != "https://pitcrew.example.com" {
+		t.Errorf("a set public URL was replaced: %q", c.PublicURL)
+	}
 	if got := (Config{GitHubAPIURL: "https://ghe.example.com/api/v3/"}).V4URL(); got != "https://ghe.example.com/api/graphql" {
 		t.Fatalf("V4URL = %s", got)
 	}
