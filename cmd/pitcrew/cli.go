@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -20,14 +19,13 @@ var subcommands = []subcommand{
 		func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return replayCommand(args, stdout, stderr)
 		}, false},
-	{"runs", "list | show RUN_ID | retry RUN_ID", "lists, shows or retries the runs in the ledger of REDIS_URL",
+	{"runs", "[-config FILE] list | show RUN_ID | retry RUN_ID", "lists, shows or retries the runs in the ledger of REDIS_URL",
 		func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return runsCommand(args, stdout, stderr)
 		}, false},
 	{"exunit", "[FILE]", "reads a mix test output or CI log as pitcrew does and prints what it found, as JSON", exunitCommand, true},
 	{"review", "[--job flaky|alert] FILE|-", "checks a unified diff with a job's reviewer rules and prints the findings, as JSON", reviewCommand, true},
-	{"healthcheck", "", "exits 0 when the pitcrew on PITCREW_ADDR answers /healthz (the container's probe)",
-		func([]string, io.Reader, io.Writer, io.Writer) int { return healthcheck(os.Getenv("PITCREW_ADDR")) }, false},
+	{"healthcheck", "[-config FILE]", "exits 0 when the pitcrew on PITCREW_ADDR answers /healthz (the container's probe)", healthcheckCommand, false},
 }
 
 func isHelp(arg string) bool {

@@ -122,11 +122,18 @@ func (noSandbox) Message(context.Context, string, string, string) (sandbox.Sessi
 // runsCommand implements `pitcrew runs list|show ID|retry ID` on the run
 // ledger in REDIS_URL.
 func runsCommand(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "list" && len(args) < 2) {
-		fmt.Fprintln(stderr, "usage: pitcrew runs list | show RUN_ID | retry RUN_ID")
+	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "optional YAML file setting the same keys as the environment")
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg, err := LoadConfig(configFiles("", os.Getenv), os.Getenv)
+	args = fs.Args()
+	if len(args) == 0 || (args[0] != "list" && len(args) < 2) {
+		fmt.Fprintln(stderr, "usage: pitcrew runs [-config FILE] list | show RUN_ID | retry RUN_ID")
+		return 2
+	}
+	cfg, err := LoadConfig(configFiles(*config, os.Getenv), os.Getenv)
 	if err == nil && cfg.RedisURL == "" {
 		err = errors.New("REDIS_URL is unset: the embedded Redis of a running pitcrew cannot be reached")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -66,7 +67,7 @@ var defaults = map[string]string{
 	"PITCREW_LOG_LEVEL":        "info",
 	"GITHUB_V3_API_URL":        "https://api.github.com/",
 	"GITHUB_WEB_URL":           "https://github.com",
-	"PITCREW_CREDENTIALS_FILE": ".pitcrew/credentials.yml",
+	"PITCREW_CREDENTIALS_FILE": "", // defaultCredentials: the same file whatever the working directory
 	"RUSH_API_URL":             "https://api.prix.dev",
 	"RUSH_AGENT":               "claude",
 	"PITCREW_WORKERS":          "10",
@@ -75,6 +76,29 @@ var defaults = map[string]string{
 	"PITCREW_RECONCILE_EVERY":  "2m",
 	"PITCREW_STALE_AFTER":      "10m",
 	"PITCREW_MAX_RUN_AGE":      "24h",
+}
+
+// legacyCredentials is where setup wrote the credentials before they had a
+// home of their own: relative to the directory pitcrew was started in.
+const legacyCredentials = ".pitcrew/credentials.yml"
+
+// defaultCredentials is the credentials file when none is configured:
+// pitcrew/credentials.yml in the user's configuration directory
+// ($XDG_CONFIG_HOME or ~/.config on Linux), outside any working tree, so
+// every subcommand finds it from any directory. A file an earlier version
+// wrote in ./.pitcrew is still read while there is none there.
+func defaultCredentials() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return legacyCredentials
+	}
+	home := filepath.Join(dir, "pitcrew", "credentials.yml")
+	if _, err := os.Stat(home); err != nil {
+		if _, err := os.Stat(legacyCredentials); err == nil {
+			return legacyCredentials
+		}
+	}
+	return home
 }
 
 // configFiles lists the files to read: the credentials file the setup
@@ -90,7 +114,7 @@ func configFiles(flagFile string, getenv func(string) string) []string {
 		}
 	}
 	if creds == "" {
-		creds = defaults["PITCREW_CREDENTIALS_FILE"]
+		creds = defaultCredentials()
 	}
 	var files []string
 	if _, err := os.Stat(creds); err == nil {
@@ -144,6 +168,9 @@ func LoadConfig(files []string, getenv func(string) string) (Config, error) {
 		} else {
 			*ptr = defaults[name]
 		}
+	}
+	if c.CredentialsFile == "" {
+		c.CredentialsFile = defaultCredentials()
 	}
 	if getenv("PITCREW_PUBLIC_URL") == "" && values["PITCREW_PUBLIC_URL"] == "" {
 		c.PublicURL = localURL(c.Addr)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -287,6 +288,22 @@ func checkCredentials(ctx context.Context, cc githubapp.ClientCreator) (string, 
 
 // healthcheck is the container's health probe (the image has no shell or
 // curl): it asks the local server's /healthz and exits 0 when it answers.
+// healthcheckCommand implements `pitcrew healthcheck [-config FILE]`.
+func healthcheckCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
+	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "optional YAML file setting the same keys as the environment")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := LoadConfig(configFiles(*config, os.Getenv), os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "unhealthy:", err)
+		return 1
+	}
+	return healthcheck(cfg.Addr)
+}
+
 func healthcheck(addr string) int {
 	if addr == "" {
 		addr = defaults["PITCREW_ADDR"]

@@ -234,3 +234,52 @@ func TestServingIsSaidOnlyOnceThePortIsBound(t *testing.T) {
 		t.Fatalf("run = %v\nlogs: %s", err, logs.String())
 	}
 }
+
+// The credentials the setup pages write are found from any directory, and
+// `runs` and `healthcheck` read a -config file like the server does.
+func TestTheCredentialsAreFoundFromAnyDirectory(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("HOME", home)
+	t.Setenv("PITCREW_CREDENTIALS_FILE", "")
+	want := filepath.Join(home, "pitcrew", "credentials.yml")
+	if got := defaultCredentials(); got != want {
+		t.Fatalf("default credentials %q, want %q", got, want)
+	}
+	os.MkdirAll(filepath.Dir(want), 0o700)
+	os.WriteFile(want, []byte("GITHUB_APP_INTEGRATION_ID: \"77\"\n"), 0o600)
+	t.Chdir(t.TempDir())
+	c, err := LoadConfig(configFiles("", os.Getenv), os.Getenv)
+	if err != nil || c.AppID != "77" || c.CredentialsFile != want {
+		t.Fatalf("from another directory: app %q, file %q, %v", c.AppID, c.CredentialsFile, err)
+	}
+
+	// A file an earlier version wrote in ./.pitcrew is still read while
+	// the home has none.
+	os.Remove(want)
+	os.MkdirAll(".pitcrew", 0o700)
+	os.WriteFile(legacyCredentials, []byte("GITHUB_APP_INTEGRATION_ID: \"78\"\n"), 0o600)
+	if c, err := LoadConfig(configFiles("", os.Getenv), os.Getenv); err != nil || c.AppID != "78" {
+		t.Fatalf("the earlier version's file: app %q, %v", c.AppID, err)
+	}
+}
+
+func TestHealthcheckReadsItsConfigFile(t *testing.T) {
+	t.Setenv("PITCREW_ADDR", "")
+	t.Setenv("PITCREW_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none.yml"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			w.Write([]byte("ok\n"))
+		}
+	}))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "pitcrew.yml")
+	os.WriteFile(file, []byte("PITCREW_ADDR: \""+strings.TrimPrefix(srv.URL, "http://")+"\"\n"), 0o600)
+	var stderr bytes.Buffer
+	if code, _ := dispatch([]string{"healthcheck", "-config", file}, nil, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("healthcheck -config: exit %d, %s", code, stderr.String())
+	}
+	if code, _ := dispatch([]string{"runs", "-config", filepath.Join(t.TempDir(), "missing.yml"), "list"}, nil, &bytes.Buffer{}, &stderr); code != 1 || !strings.Contains(stderr.String(), "missing.yml") {
+		t.Fatalf("runs -config with a missing file: exit %d, %s", code, stderr.String())
+	}
+}
