@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // TestParseLiveMixTest runs real `mix test` on the fixture project with its
@@ -14,7 +16,7 @@ import (
 func TestParseLiveMixTest(t *testing.T) {
 	mix, err := exec.LookPath("mix")
 	if err != nil {
-		t.Skip("mix not installed (apt-get install -y elixir)")
+		testenv.SkipWithout(t, "mix", "apt-get install -y elixir")
 	}
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("testdata/fixture")); err != nil {

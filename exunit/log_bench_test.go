@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // bigLog builds a ~50 MB log from real outputs repeated, the size of a
@@ -49,7 +51,7 @@ func BenchmarkParseLog(b *testing.B) {
 func BenchmarkGrepCount(b *testing.B) {
 	grep, err := exec.LookPath("grep")
 	if err != nil {
-		b.Skip("no grep")
+		testenv.SkipWithout(b, "grep", "apt-get install -y grep")
 	}
 	data := bigLog(b)
 	file := filepath.Join(b.TempDir(), "big.log")

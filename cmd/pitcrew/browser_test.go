@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 // TestRegisterInABrowser follows the README as a newcomer would, in a real
@@ -21,7 +23,7 @@ import (
 func TestRegisterInABrowser(t *testing.T) {
 	chromium, err := lookChromium()
 	if err != nil {
-		t.Skip("no Chromium (apt-get install -y chromium)")
+		testenv.SkipWithout(t, "Chromium", "apt-get install -y chromium")
 	}
 	base, gh, _ := setupPitcrew(t)
 	gh.SetPermission("alice", "write")

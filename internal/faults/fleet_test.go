@@ -77,7 +77,7 @@ func freeAddr(t *testing.T) string {
 func newFleet(t *testing.T, n int, extraEnv ...string) *fleet {
 	server, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("redis-server not installed")
+		testenv.SkipWithout(t, "redis-server", "apt-get install -y redis-server")
 	}
 	f := &fleet{t: t, gh: testenv.NewGitHub(t), sandbox: testenv.NewSandbox(t), logs: t.TempDir()}
 	f.gh.SetPermission("alice", "write")
