@@ -9,6 +9,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -117,7 +118,7 @@ func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID s
 	if err != nil {
 		return run, err
 	}
-	p := runs.Pull{Number: number, URL: fmt.Sprintf("https://github.com/%s/pull/%d", run.Repo, number), State: runs.PullOpen}
+	p := runs.Pull{Number: number, URL: weburl.Pull(run.Repo, number), State: runs.PullOpen}
 	if run.PR != nil {
 		p = *run.PR
 	}

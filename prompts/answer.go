@@ -1,11 +1,12 @@
 package prompts
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
 // MaxAnswerLen bounds the part of an agent's answer pitcrew keeps, in
@@ -15,19 +16,23 @@ const MaxAnswerLen = 6000
 // maxAnswerPRs bounds the pull request links read from an answer.
 const maxAnswerPRs = 5
 
-// pullLink finds GitHub pull request links in free text: a repository
-// path, then /pull/N, not followed by more digits.
-var pullLink = regexp.MustCompile(`(?i)https?://(?:www\.)?github\.com/([A-Za-z0-9_.-]{1,100})/([A-Za-z0-9_.-]{1,100})/pull/([0-9]{1,9})(?:[^0-9]|$)`)
+// pullLink finds pull request links of the GitHub served (weburl) in
+// free text: a repository path, then /pull/N, not followed by more digits.
+func pullLink() *regexp.Regexp {
+	host := strings.TrimPrefix(strings.TrimPrefix(weburl.Base(), "https://"), "http://")
+	host = strings.TrimPrefix(host, "www.")
+	return regexp.MustCompile(`(?i)https?://(?:www\.)?` + regexp.QuoteMeta(host) + `/([A-Za-z0-9_.-]{1,100})/([A-Za-z0-9_.-]{1,100})/pull/([0-9]{1,9})(?:[^0-9]|$)`)
+}
 
 // PullRequestLinks reads the pull requests of repo (owner/name) an answer
 // links to, in the order they first appear, each once, as canonical URLs
-// (https://github.com/owner/name/pull/N, repo as given). Links to other
+// (<GITHUB_WEB_URL>/owner/name/pull/N, repo as given). Links to other
 // repositories are left out: a run only ever opens pull requests in its
 // own.
 func PullRequestLinks(answer, repo string) []string {
 	var out []string
 	seen := map[int]bool{}
-	for _, m := range pullLink.FindAllStringSubmatch(answer, -1) {
+	for _, m := range pullLink().FindAllStringSubmatch(answer, -1) {
 		if !strings.EqualFold(m[1]+"/"+m[2], repo) {
 			continue
 		}
@@ -36,7 +41,7 @@ func PullRequestLinks(answer, repo string) []string {
 			continue
 		}
 		seen[n] = true
-		out = append(out, fmt.Sprintf("https://github.com/%s/pull/%d", repo, n))
+		out = append(out, weburl.Pull(repo, n))
 		if len(out) == maxAnswerPRs {
 			break
 		}

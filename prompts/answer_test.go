@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
 func TestPullRequestLinksReadsOnlyTheRunsRepository(t *testing.T) {
@@ -71,4 +73,13 @@ func FuzzPullRequestLinks(f *testing.F) {
 			t.Fatalf("kept %q", kept)
 		}
 	})
+}
+
+func TestPullRequestLinksOfAnEnterpriseServer(t *testing.T) {
+	weburl.Set("https://ghe.example.com/")
+	defer weburl.Set("")
+	got := PullRequestLinks("Opened https://ghe.example.com/hexpm/hexpm/pull/9, like https://github.com/hexpm/hexpm/pull/8.", "hexpm/hexpm")
+	if len(got) != 1 || got[0] != "https://ghe.example.com/hexpm/hexpm/pull/9" {
+		t.Fatalf("links %q", got)
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -95,7 +96,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 				r.AnswerPRs = prompts.PullRequestLinks(ses.Result, r.Repo)
 				return
 			}
-			if res.PRURL != "" && !strings.HasPrefix(strings.ToLower(res.PRURL), "https://github.com/"+strings.ToLower(r.Repo)+"/pull/") {
+			if res.PRURL != "" && !strings.HasPrefix(strings.ToLower(res.PRURL), strings.ToLower(weburl.PullPrefix(r.Repo))) {
 				res.PRURL = ""
 				r.Error = "the agent reported a pull request outside this repository"
 			}

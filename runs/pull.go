@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
 // Pull is the pull request a run opened, as pitcrew follows it: what it
@@ -160,15 +160,8 @@ func (p *Pull) SetEvidence(head string, r evidence.Review, checkRunID int64) {
 }
 
 // PullNumber reads the number of a pull request URL of repo (as the run
-// stores it: https://github.com/owner/name/pull/N); 0 when it is not one.
-func PullNumber(url, repo string) int {
-	rest, ok := strings.CutPrefix(strings.ToLower(url), "https://github.com/"+strings.ToLower(repo)+"/pull/")
-	n, err := strconv.Atoi(rest)
-	if !ok || err != nil || n <= 0 || strconv.Itoa(n) != rest {
-		return 0
-	}
-	return n
-}
+// stores it: <GITHUB_WEB_URL>/owner/name/pull/N); 0 when it is not one.
+func PullNumber(url, repo string) int { return weburl.PullNumber(url, repo) }
 
 func (l *Ledger) pullKey(repo string, number int) string {
 	return fmt.Sprintf("%spull:%s#%d", l.prefix, strings.ToLower(repo), number)

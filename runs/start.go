@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/metrics"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
@@ -134,7 +135,7 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 		failed, err := s.fail(ctx, run, "pitcrew could not write the agent's instructions")
 		return entry, failed, err
 	}
-	ses, err := s.Sandbox.Start(ctx, run.ID, prompt, "https://github.com/"+run.Repo, job.Connections)
+	ses, err := s.Sandbox.Start(ctx, run.ID, prompt, weburl.Repo(run.Repo), job.Connections)
 	// What follows must be recorded even if the task's time is up.
 	ctx = context.WithoutCancel(ctx)
 	if err != nil {

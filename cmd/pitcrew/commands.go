@@ -20,6 +20,7 @@ import (
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/server"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -57,6 +58,7 @@ func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer
 	if err != nil {
 		return err
 	}
+	weburl.Set(cfg.GitHubWebURL)
 	cc, err := newClientCreator(cfg)
 	if err != nil {
 		return err

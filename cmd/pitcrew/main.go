@@ -32,6 +32,7 @@ import (
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/hostrule"
 	"github.com/pitcrew/pitcrew/internal/server"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
 	"github.com/pitcrew/pitcrew/setup"
@@ -70,6 +71,7 @@ func main() {
 // Without GitHub App credentials it serves the setup pages first, and
 // switches to serving webhooks once the app is registered.
 func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
+	weburl.Set(cfg.GitHubWebURL)
 	var handler swapHandler
 	var mu sync.Mutex // guards stopApp: the setup callback sets it on its own goroutine
 	var stopApp func()

@@ -21,16 +21,17 @@ var transport = []string{"net/http", "github.com/hibiken/asynq", "github.com/red
 var forbidden = map[string][]string{
 	// a handler parses, decides and makes one call; carrying is the wiring's part
 	// (go-github stays: its event types are how handlers read payloads)
-	module + "/handlers": append([]string{module + "/sandbox", module + "/internal/server", module + "/internal/ops", module + "/cmd/pitcrew"}, without(transport, "github.com/google/go-github/v66/github")...),
-	module + "/prompts":  without(pipeline, module+"/prompts"),
-	module + "/sandbox":  without(pipeline, module+"/sandbox"),
-	module + "/publish":  append([]string{module + "/handlers", module + "/sandbox", module + "/cmd/pitcrew"}, transport...),
-	module + "/exunit":   append(append([]string{}, pipeline...), transport...),
-	module + "/alerts":   append(append([]string{}, pipeline...), transport...),
-	module + "/evidence": append(append([]string{}, pipeline...), transport...),
-	module + "/commands": append(append([]string{}, pipeline...), transport...),
-	module + "/runs":     {module + "/handlers", module + "/publish", "net/http", "github.com/hibiken/asynq"},
-	module + "/setup":    append([]string{}, pipeline...),
+	module + "/handlers":        append([]string{module + "/sandbox", module + "/internal/server", module + "/internal/ops", module + "/cmd/pitcrew"}, without(transport, "github.com/google/go-github/v66/github")...),
+	module + "/prompts":         without(pipeline, module+"/prompts"),
+	module + "/sandbox":         without(pipeline, module+"/sandbox"),
+	module + "/publish":         append([]string{module + "/handlers", module + "/sandbox", module + "/cmd/pitcrew"}, transport...),
+	module + "/exunit":          append(append([]string{}, pipeline...), transport...),
+	module + "/alerts":          append(append([]string{}, pipeline...), transport...),
+	module + "/evidence":        append(append([]string{}, pipeline...), transport...),
+	module + "/commands":        append(append([]string{}, pipeline...), transport...),
+	module + "/internal/weburl": append(append([]string{}, pipeline...), transport...),
+	module + "/runs":            {module + "/handlers", module + "/publish", "net/http", "github.com/hibiken/asynq"},
+	module + "/setup":           append([]string{}, pipeline...),
 	// the hooks store requests; deciding what they mean is the handlers' part
 	module + "/hook": {module + "/handlers", module + "/publish", module + "/prompts", module + "/cmd/pitcrew"},
 	// periodic work re-asks GitHub and re-reads sessions; it decides nothing a handler decides

@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/internal/hostrule"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -96,7 +97,7 @@ func describeForStatus(r runs.Run, now time.Time) statusRun {
 	s := statusRun{Kind: string(r.Kind), State: string(r.State), Repo: r.Repo, SessionURL: r.SessionURL, Age: now.Sub(r.CreatedAt).Round(time.Second).String()}
 	s.Subject = r.About
 	if r.Origin != 0 {
-		s.SubjectURL = fmt.Sprintf("https://github.com/%s/issues/%d", r.Repo, r.Origin)
+		s.SubjectURL = weburl.Issue(r.Repo, r.Origin)
 	}
 	return s
 }

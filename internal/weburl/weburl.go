@@ -1,0 +1,51 @@
+// Package weburl makes the GitHub links pitcrew writes and reads point at
+// the GitHub it serves: github.com, or a GitHub Enterprise Server named by
+// GITHUB_WEB_URL. The wiring sets it once at start, before any handler
+// runs; until then (and in tests) it is https://github.com.
+package weburl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+var base atomic.Value // string, without a trailing slash
+
+// Default is github.com's web address.
+const Default = "https://github.com"
+
+// Set makes u (GITHUB_WEB_URL) the base of every link; "" restores Default.
+func Set(u string) { base.Store(strings.TrimRight(u, "/")) }
+
+// Base is the web address of the GitHub pitcrew serves.
+func Base() string {
+	if v, _ := base.Load().(string); v != "" {
+		return v
+	}
+	return Default
+}
+
+// Repo is a repository's page (owner/name).
+func Repo(repo string) string { return Base() + "/" + repo }
+
+// Pull is a pull request's page.
+func Pull(repo string, n int) string { return fmt.Sprintf("%s/%s/pull/%d", Base(), repo, n) }
+
+// Issue is an issue's page.
+func Issue(repo string, n int) string { return fmt.Sprintf("%s/%s/issues/%d", Base(), repo, n) }
+
+// PullNumber reads the number of a pull request page of repo (as Pull
+// writes it, any case); 0 when url is not one.
+func PullNumber(url, repo string) int {
+	rest, ok := strings.CutPrefix(strings.ToLower(url), strings.ToLower(PullPrefix(repo)))
+	n, err := strconv.Atoi(rest)
+	if !ok || err != nil || n <= 0 || strconv.Itoa(n) != rest {
+		return 0
+	}
+	return n
+}
+
+// PullPrefix starts the page of every pull request of repo.
+func PullPrefix(repo string) string { return Base() + "/" + repo + "/pull/" }

@@ -1,0 +1,26 @@
+package weburl
+
+import "testing"
+
+func TestLinksFollowTheGitHubServed(t *testing.T) {
+	defer Set("")
+	for _, c := range []struct{ base, pull, issue string }{
+		{"", "https://github.com/hexpm/hexpm/pull/77", "https://github.com/hexpm/hexpm/issues/3"},
+		{"https://ghe.example.com/", "https://ghe.example.com/hexpm/hexpm/pull/77", "https://ghe.example.com/hexpm/hexpm/issues/3"},
+	} {
+		Set(c.base)
+		if got := Pull("hexpm/hexpm", 77); got != c.pull {
+			t.Errorf("Pull = %s, want %s", got, c.pull)
+		}
+		if got := Issue("hexpm/hexpm", 3); got != c.issue {
+			t.Errorf("Issue = %s, want %s", got, c.issue)
+		}
+		if PullNumber(c.pull, "HexPM/hexpm") != 77 || PullNumber(c.pull+"/files", "hexpm/hexpm") != 0 || PullNumber(c.pull, "hexpm/other") != 0 {
+			t.Errorf("PullNumber of %s", c.pull)
+		}
+	}
+	Set("https://ghe.example.com")
+	if PullNumber("https://github.com/hexpm/hexpm/pull/77", "hexpm/hexpm") != 0 {
+		t.Error("a github.com link read as a pull request of the Enterprise server")
+	}
+}
