@@ -20,6 +20,15 @@ var startPage = template.Must(template.New("start").Parse(`<!doctype html><html>
 <button type="submit" id="register">Register on GitHub</button>
 </form></body></html>`))
 
+// missingPage is shown instead of the registration form while settings
+// pitcrew needs to start are missing: an app registered now could not run.
+var missingPage = template.Must(template.New("missing").Parse(`<!doctype html><html><head><meta charset="utf-8"><title>Register pitcrew</title>` + style + `</head><body>
+<h1>First, the sandbox settings</h1>
+<p>pitcrew sends its agent through the sandbox sessions API, and an app registered now could not start without these:</p>
+<ul id="missing">{{range .Missing}}<li>{{.}}</li>{{end}}</ul>
+<p>Set them in the environment (or in the file given with <code>-config</code>), then restart pitcrew and open this page again.</p>
+</body></html>`))
+
 var continuePage = template.Must(template.New("continue").Parse(`<!doctype html><html><head><meta charset="utf-8"><title>Register pitcrew</title>` + style + `</head><body>
 <h1>Continue on GitHub</h1>
 <p>GitHub will show the app's name, events and permissions before creating it.</p>

@@ -55,11 +55,16 @@ type Server struct {
 	// Hosts are the Host values every page but /healthz answers; the zero
 	// Rule allows the loopback names on the port the request came in on.
 	Hosts hostrule.Rule
+	// Missing are the settings, besides the GitHub App's, that pitcrew
+	// needs to start, each as a sentence saying what to set; while there
+	// are any, the pages list them instead of offering to register.
+	Missing []string
 
 	mu     sync.Mutex
 	states map[string]time.Time // state → expiry; each is used once
 	spent  bool                 // Token started a registration, or an app was registered
 	done   bool                 // an app was registered: the flow is over
+	result map[string]string    // what the page that ended the flow said, shown again at /
 }
 
 const stateTTL = 30 * time.Minute
@@ -104,7 +109,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, refused, http.StatusForbidden)
 		return
 	}
+	s.mu.Lock()
+	result := s.result
+	s.mu.Unlock()
 	switch {
+	case result != nil && r.URL.Path != "/setup/callback":
+		// Registered: never offer a second registration (a second app).
+		render(w, http.StatusOK, donePage, result)
+	case len(s.Missing) > 0 && r.URL.Path != "/setup/callback":
+		render(w, http.StatusOK, missingPage, map[string][]string{"Missing": s.Missing})
 	case r.Method == http.MethodGet && r.URL.Path == "/":
 		render(w, http.StatusOK, startPage, map[string]string{"Token": r.FormValue("setup_token")})
 	case r.Method == http.MethodPost && r.URL.Path == "/setup/start":
@@ -196,13 +209,17 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	first := !s.done
 	s.done, s.spent = true, true
 	s.mu.Unlock()
+	result := map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": where}
 	if s.Registered != nil && first {
 		if err := s.Registered(creds); err != nil {
-			render(w, http.StatusOK, donePage, map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": s.CredentialsPath, "Restart": err.Error()})
-			return
+			result["Restart"] = "pitcrew could not start with it: " + err.Error()
+			fmt.Fprintf(os.Stderr, "pitcrew: the app is registered, but pitcrew could not start with it: %v\n", err)
 		}
 	}
-	render(w, http.StatusOK, donePage, map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": s.CredentialsPath})
+	s.mu.Lock()
+	s.result = result
+	s.mu.Unlock()
+	render(w, http.StatusOK, donePage, result)
 }
 
 // convert exchanges the code (POST /app-manifests/{code}/conversions).

@@ -2,11 +2,13 @@ package setup
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/pitcrew/pitcrew"
@@ -18,6 +20,9 @@ func TestStateIsSingleUse(t *testing.T) {
 		Registered: func(Credentials) error { registered++; return nil }}
 	rec := serve(s, http.MethodPost, "/setup/start", "account=personal", "127.0.0.1:40000", "localhost:8080")
 	state := regexp.MustCompile(`state=([0-9a-f]+)`).FindStringSubmatch(rec.Body.String())[1]
+	if rec := serve(s, http.MethodPost, "/setup/start", "account=organization&org=../evil", "127.0.0.1:40000", "localhost:8080"); rec.Code != 400 {
+		t.Fatalf("a bad organisation name answered %d", rec.Code)
+	}
 	call := func(q string) int {
 		return serve(s, http.MethodGet, "/setup/callback?"+q, "", "192.0.2.1:1234", "localhost:8080").Code
 	}
@@ -26,9 +31,6 @@ func TestStateIsSingleUse(t *testing.T) {
 	}
 	if info, _ := os.Stat(s.CredentialsPath); info.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", info.Mode())
-	}
-	if rec := serve(s, http.MethodPost, "/setup/start", "account=organization&org=../evil", "127.0.0.1:40000", "localhost:8080"); rec.Code != 400 {
-		t.Fatalf("a bad organisation name answered %d", rec.Code)
 	}
 }
 
@@ -96,5 +98,40 @@ func TestTheCredentialsAreNeverCommitted(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(chosen, ".gitignore")); !os.IsNotExist(err) {
 		t.Fatalf("a .gitignore was written into a directory the user chose: %v", err)
+	}
+}
+
+// Without the sandbox settings, the pages list them instead of offering
+// a registration whose app could not start.
+func TestTheMissingSettingsComeBeforeTheRegistration(t *testing.T) {
+	s := &Server{GitHubWebURL: "https://github.com", GitHubAPIURL: fakeConversion(t).URL, CredentialsPath: filepath.Join(t.TempDir(), "c.yml"),
+		Missing: []string{"RUSH_ORG is unset: your organisation on the sandbox service.", "RUSH_WEBHOOK_SECRET is not a signing secret <b>"}}
+	for _, req := range []struct{ method, path, form string }{{http.MethodGet, "/", ""}, {http.MethodPost, "/setup/start", "account=personal"}} {
+		rec := serve(s, req.method, req.path, req.form, "127.0.0.1:40000", "localhost:8080")
+		body := rec.Body.String()
+		if rec.Code != 200 || !strings.Contains(body, "<li>RUSH_ORG is unset") || !strings.Contains(body, "&lt;b&gt;") || strings.Contains(body, `id="register"`) || strings.Contains(body, "state=") {
+			t.Fatalf("%s %s: %d\n%s", req.method, req.path, rec.Code, body)
+		}
+	}
+}
+
+// Once an app is registered, / shows it (and why pitcrew could not start
+// with it, when it could not), never a second registration.
+func TestAfterTheRegistrationNoSecondIsOffered(t *testing.T) {
+	s := &Server{GitHubWebURL: "https://github.com", GitHubAPIURL: fakeConversion(t).URL, CredentialsPath: filepath.Join(t.TempDir(), "c.yml"),
+		Registered: func(Credentials) error {
+			return errors.New("set the rest of the configuration and restart pitcrew (missing configuration: RUSH_API_KEY)")
+		}}
+	rec := serve(s, http.MethodPost, "/setup/start", "account=personal", "127.0.0.1:40000", "localhost:8080")
+	state := regexp.MustCompile(`state=([0-9a-f]+)`).FindStringSubmatch(rec.Body.String())[1]
+	if rec := serve(s, http.MethodGet, "/setup/callback?code=abc&state="+state, "", "127.0.0.1:40000", "localhost:8080"); rec.Code != 200 || !strings.Contains(rec.Body.String(), "pitcrew could not start with it") {
+		t.Fatalf("callback: %d\n%s", rec.Code, rec.Body.String())
+	}
+	for _, req := range []struct{ method, path, form string }{{http.MethodGet, "/", ""}, {http.MethodPost, "/setup/start", "account=personal"}} {
+		rec := serve(s, req.method, req.path, req.form, "127.0.0.1:40000", "localhost:8080")
+		body := rec.Body.String()
+		if !strings.Contains(body, "p is registered") || !strings.Contains(body, "RUSH_API_KEY") || strings.Contains(body, `id="register"`) || strings.Contains(body, "state=") {
+			t.Fatalf("%s %s after the registration: %d\n%s", req.method, req.path, rec.Code, body)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/sandbox"
 )
 
 // Config is the server's configuration. Each field is read from the
@@ -251,7 +252,31 @@ func (c Config) Validate() error {
 	if len(missing) > 0 {
 		return errors.New("missing configuration: " + strings.Join(missing, ", "))
 	}
+	if _, err := sandbox.NewVerifier(c.RushWebhookSecret); err != nil {
+		return errors.New(badSecret)
+	}
 	return nil
+}
+
+const badSecret = "RUSH_WEBHOOK_SECRET is not a signing secret: it must be whsec_ followed by base64, as the sandbox gives it (the README's whsec_... is a placeholder)"
+
+// sandboxProblems are the sandbox settings pitcrew cannot start without,
+// each saying what to set; the setup pages list them before registering.
+func (c Config) sandboxProblems() []string {
+	var out []string
+	if strings.TrimSpace(c.RushOrg) == "" {
+		out = append(out, "RUSH_ORG is unset: your organisation on the sandbox service.")
+	}
+	if strings.TrimSpace(c.RushAPIKey) == "" {
+		out = append(out, "RUSH_API_KEY is unset: an API key of that organisation.")
+	}
+	switch _, err := sandbox.NewVerifier(c.RushWebhookSecret); {
+	case strings.TrimSpace(c.RushWebhookSecret) == "":
+		out = append(out, "RUSH_WEBHOOK_SECRET is unset: the secret the sandbox signs its callbacks with (whsec_ then base64).")
+	case err != nil:
+		out = append(out, badSecret+".")
+	}
+	return out
 }
 
 // V4URL derives the GraphQL endpoint from the REST one: api.github.com

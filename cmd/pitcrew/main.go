@@ -231,6 +231,7 @@ func setupServer(cfg Config, log zerolog.Logger, registered func(Config) error) 
 	fmt.Fprintf(os.Stderr, "pitcrew: setup mode. Open %s/ from this machine, or %s/?setup_token=%s from elsewhere (the token starts one registration).\n", cfg.PublicURL, cfg.PublicURL, token)
 	return &setup.Server{
 		Manifest: manifest, GitHubWebURL: cfg.GitHubWebURL, GitHubAPIURL: cfg.GitHubAPIURL, CredentialsPath: cfg.CredentialsFile, Token: token, Hosts: hosts,
+		Missing: cfg.sandboxProblems(),
 		Registered: func(setup.Credentials) error {
 			next, err := LoadConfig(cfg.ConfigFiles(), os.Getenv)
 			if err != nil {

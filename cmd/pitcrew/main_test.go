@@ -283,3 +283,17 @@ func TestHealthcheckReadsItsConfigFile(t *testing.T) {
 		t.Fatalf("runs -config with a missing file: exit %d, %s", code, stderr.String())
 	}
 }
+
+func TestTheSandboxSettingsAreCheckedBeforeRegistering(t *testing.T) {
+	got := Config{RushAPIKey: "k", RushWebhookSecret: "whsec_..."}.sandboxProblems()
+	if len(got) != 2 || !strings.HasPrefix(got[0], "RUSH_ORG is unset") || !strings.Contains(got[1], "the README's whsec_... is a placeholder") {
+		t.Fatalf("problems %q", got)
+	}
+	if got := (Config{RushOrg: "o", RushAPIKey: "k", RushWebhookSecret: "whsec_c2VjcmV0"}).sandboxProblems(); len(got) != 0 {
+		t.Fatalf("problems of good settings: %q", got)
+	}
+	c := Config{AppID: "1", PrivateKey: "k", WebhookSecret: "s", RushOrg: "o", RushAPIKey: "k", RushWebhookSecret: "whsec_..."}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "RUSH_WEBHOOK_SECRET is not a signing secret") {
+		t.Fatalf("Validate = %v", err)
+	}
+}
