@@ -85,7 +85,9 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	if err != nil {
 		return err
 	}
-	if !flakyConfig.Of(cfg).Enabled || !strings.EqualFold(label, flakyConfig.Of(cfg).Label) {
+	if f := flakyConfig.Of(cfg); !f.Enabled || !strings.EqualFold(label, f.Label) {
+		log.Info().Str("label", label).Str("flaky_label", f.Label).Bool("enabled", f.Enabled).
+			Msg("ignoring the label: it is not the flaky label of this repository, or flaky.enabled is false")
 		return nil
 	}
 

@@ -15,7 +15,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
-	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/github"
@@ -87,11 +86,11 @@ func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	actions, err := server.Replay(ctx, server.Options{ClientCreator: cc, Redis: rdb, Sandbox: sb, AppSlug: "pitcrew",
-		Logger: zerolog.New(os.Stderr).Level(zerolog.WarnLevel)}, event, fmt.Sprintf("replay-%d", time.Now().UnixNano()), payload, dry)
-	out := map[string]any{"event": event, "dry_run": dry, "actions": actions}
-	if actions == nil {
-		out["actions"] = []server.Action{}
+	got, err := server.Replay(ctx, server.Options{ClientCreator: cc, Redis: rdb, Sandbox: sb, AppSlug: "pitcrew"},
+		event, fmt.Sprintf("replay-%d", time.Now().UnixNano()), payload, dry)
+	out := map[string]any{"event": event, "dry_run": dry, "actions": got.Actions}
+	if len(got.Why) > 0 {
+		out["why"] = got.Why
 	}
 	if err != nil {
 		out["error"] = err.Error()

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/github"
@@ -25,24 +27,64 @@ type Action struct {
 	Prompt         string `json:"prompt,omitempty"`
 }
 
+// Replayed is what a replayed delivery did: its actions, or, when there
+// are none, why: what its handler said of its decisions.
+type Replayed struct {
+	Actions []Action `json:"actions"`
+	Why     []string `json:"why,omitempty"`
+}
+
 // Replay runs one captured GitHub delivery through the event's handler and
 // returns what it did. With dryRun, nothing that writes is called: GitHub
 // reads go to the configured GitHub, writes and sandbox starts are only
-// recorded, and the ledger is o.Redis (give it a throwaway Redis).
-func Replay(ctx context.Context, o Options, event, deliveryID string, payload []byte, dryRun bool) ([]Action, error) {
+// recorded, and the ledger is o.Redis (give it a throwaway Redis). When it
+// does nothing, the handler's logged decisions (info and above) say why.
+func Replay(ctx context.Context, o Options, event, deliveryID string, payload []byte, dryRun bool) (Replayed, error) {
 	rec := &recorder{dry: dryRun}
 	ledger := runs.NewLedger(o.Redis)
 	base := handlers.NewBase(handlers.Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
 		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug})
+	var said decisions
+	log := zerolog.New(&said).Level(zerolog.InfoLevel)
 	for _, h := range handlers.EventHandlers(base) {
 		for _, e := range h.Handles() {
 			if e == event {
-				err := h.Handle(o.Logger.WithContext(ctx), event, deliveryID, payload)
-				return rec.actions, err
+				err := h.Handle(log.WithContext(ctx), event, deliveryID, payload)
+				out := Replayed{Actions: rec.actions}
+				if len(out.Actions) == 0 {
+					out.Actions, out.Why = []Action{}, said.list
+				}
+				if len(out.Actions) == 0 && len(out.Why) == 0 && err == nil {
+					out.Why = []string{"the " + event + " handler found nothing it acts on in this delivery (its action, sender, installation or text)"}
+				}
+				return out, err
 			}
 		}
 	}
-	return nil, fmt.Errorf("pitcrew does not handle %q events", event)
+	return Replayed{Actions: []Action{}}, fmt.Errorf("pitcrew does not handle %q events", event)
+}
+
+// decisions keeps the messages of the log lines a handler writes.
+type decisions struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (d *decisions) Write(p []byte) (int, error) {
+	var line struct {
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	if json.Unmarshal(p, &line) == nil && line.Message != "" {
+		msg := line.Message
+		if line.Error != "" {
+			msg += ": " + line.Error
+		}
+		d.mu.Lock()
+		d.list = append(d.list, msg)
+		d.mu.Unlock()
+	}
+	return len(p), nil
 }
 
 type recorder struct {

@@ -29,12 +29,12 @@ func TestReplayDryRunWritesNothing(t *testing.T) {
 		throwaway := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
 		o := h.opts
 		o.Redis = throwaway
-		actions, err := Replay(t.Context(), o, c.event, "replay-1", c.payload, true)
+		got, err := Replay(t.Context(), o, c.event, "replay-1", c.payload, true)
 		if err != nil {
 			t.Fatalf("%s: %v", c.event, err)
 		}
 		var kinds []string
-		for _, a := range actions {
+		for _, a := range got.Actions {
 			kinds = append(kinds, a.Kind)
 			if a.Kind == "session" && (a.IdempotencyKey != c.key || a.Prompt == "") {
 				t.Errorf("%s: session %+v", c.event, a)
@@ -42,6 +42,22 @@ func TestReplayDryRunWritesNothing(t *testing.T) {
 		}
 		if strings.Join(kinds, ",") != strings.Join(c.want, ",") {
 			t.Errorf("%s: actions %v, want %v", c.event, kinds, c.want)
+		}
+	}
+	// Nothing to do: the replay says which rule.
+	for _, c := range []struct {
+		payload []byte
+		why     string
+	}{
+		{testenv.LabeledEvent(t, "bug", "alice", 7, flakyTest, ""), "ignoring the label: it is not the flaky label of this repository"},
+		{testenv.LabeledEvent(t, "flaky", "dependabot[bot]", 7, flakyTest, ""), "ignoring a label added by a bot"},
+		{[]byte(strings.Replace(string(testenv.LabeledEvent(t, "flaky", "alice", 7, flakyTest, "")), `"action":"labeled"`, `"action":"unlabeled"`, 1)), "found nothing it acts on"},
+	} {
+		o := h.opts
+		o.Redis = redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+		got, err := Replay(t.Context(), o, "issues", "replay-2", c.payload, true)
+		if err != nil || len(got.Actions) != 0 || len(got.Why) != 1 || !strings.Contains(got.Why[0], c.why) {
+			t.Errorf("why %q, actions %+v, %v; want %q", got.Why, got.Actions, err, c.why)
 		}
 	}
 	for _, r := range h.gh.Requests() {
