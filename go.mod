@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rs/zerolog v1.33.0
+	github.com/tmaxmax/go-sse v0.12.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

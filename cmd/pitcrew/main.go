@@ -31,6 +31,7 @@ import (
 	"github.com/pitcrew/pitcrew"
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/hostrule"
+	"github.com/pitcrew/pitcrew/internal/relay"
 	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
@@ -193,6 +194,17 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 		return nil, nil, err
 	}
 	cleanups = append(cleanups, app.Shutdown)
+	if cfg.WebhookProxyURL != "" {
+		// GitHub posts to the relay channel; pitcrew reads it itself.
+		relayCtx, stopRelay := context.WithCancel(ctx)
+		go func() {
+			r := &relay.Relay{URL: cfg.WebhookProxyURL, Intake: app.Handler, Path: "/api/github/hook", Log: log.With().Str("component", "relay").Logger()}
+			if err := r.Run(relayCtx); err != nil {
+				log.Error().Err(err).Msg("stopped reading the webhook relay channel (PITCREW_WEBHOOK_PROXY_URL)")
+			}
+		}()
+		cleanups = append(cleanups, stopRelay)
+	}
 	if workers > 0 {
 		if err := app.StartWorker(); err != nil {
 			return nil, nil, err

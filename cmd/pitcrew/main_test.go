@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -295,5 +299,41 @@ func TestTheSandboxSettingsAreCheckedBeforeRegistering(t *testing.T) {
 	c := Config{AppID: "1", PrivateKey: "k", WebhookSecret: "s", RushOrg: "o", RushAPIKey: "k", RushWebhookSecret: "whsec_..."}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "RUSH_WEBHOOK_SECRET is not a signing secret") {
 		t.Fatalf("Validate = %v", err)
+	}
+}
+
+// With PITCREW_WEBHOOK_PROXY_URL set, pitcrew reads the relay channel
+// itself: a labelled issue posted there starts its run, no smee-client.
+func TestWebhooksComeThroughTheRelayChannel(t *testing.T) {
+	gh := testenv.NewGitHub(t)
+	gh.SetPermission("alice", "write")
+	sb := testenv.NewSandbox(t)
+	payload := testenv.LabeledEvent(t, "flaky", "alice", 7, "Flaky test/hexpm/accounts/user_test.exs:12", "")
+	mac := hmac.New(sha256.New, []byte("s"))
+	mac.Write(payload)
+	data, _ := json.Marshal(map[string]any{"x-github-event": "issues", "x-github-delivery": "relayed-1",
+		"x-hub-signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)), "body": json.RawMessage(payload), "query": map[string]any{}})
+	channel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: ready\ndata: {}\n\nid: 1\ndata: %s\n\n", data)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer channel.Close()
+	env := map[string]string{"PITCREW_ADDR": "127.0.0.1:0", "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
+		"GITHUB_APP_PRIVATE_KEY": string(testenv.AppKeyPEM(t)), "PITCREW_WEBHOOK_PROXY_URL": channel.URL,
+		"RUSH_API_URL": sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
+	cfg, err := LoadConfig(nil, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, zerolog.Nop()) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(15 * time.Second); sb.SessionCount() == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the relayed delivery started no run")
+		}
 	}
 }

@@ -30,6 +30,7 @@ var forbidden = map[string][]string{
 	module + "/evidence":        append(append([]string{}, pipeline...), transport...),
 	module + "/commands":        append(append([]string{}, pipeline...), transport...),
 	module + "/internal/weburl": append(append([]string{}, pipeline...), transport...),
+	module + "/internal/relay":  append([]string{}, pipeline...),
 	module + "/runs":            {module + "/handlers", module + "/publish", "net/http", "github.com/hibiken/asynq"},
 	module + "/setup":           append([]string{}, pipeline...),
 	// the hooks store requests; deciding what they mean is the handlers' part
