@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
 	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -143,5 +146,46 @@ func endRuns(t *testing.T, b Base) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Every job /pitcrew retry starts again rebuilds a prompt its template
+// takes from the run alone.
+func TestEachJobsRetryRebuildsItsPrompt(t *testing.T) {
+	alert, _ := json.Marshal(prompts.AlertInput{Repo: "hexpm/hexpm", Data: map[string]any{"title": "500s on /api/packages"}})
+	files, _ := json.Marshal(publish.MigrationData{Files: []string{"priv/repo/migrations/20261201000000_add_index.exs"}})
+	cfg, err := configSchema.Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		run  runs.Run
+		want string
+	}{
+		{runs.Run{Kind: runs.KindFlaky, Repo: "hexpm/hexpm", Origin: 12, About: "test/a_test.exs:9"}, "test/a_test.exs:9"},
+		{runs.Run{Kind: runs.KindMigration, Repo: "hexpm/hexpm", Origin: 12, About: strings.Repeat("a", 40), Data: files}, "20261201000000_add_index.exs"},
+		{runs.Run{Kind: runs.KindAlert, Repo: "hexpm/hexpm", Origin: 40, About: "dd-1", Data: alert}, "500s on /api/packages"},
+		{runs.Run{Kind: kindSentry, Repo: "hexpm/hexpm", Origin: 41, About: "s-1", Data: alert}, "500s on /api/packages"},
+	} {
+		j, ok := jobByKind(c.run.Kind)
+		if !ok || j.Retry == nil {
+			t.Fatalf("%s: no Retry", c.run.Kind)
+		}
+		in, err := j.Retry(c.run, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", c.run.Kind, err)
+		}
+		p, err := prompts.Render(j.Prompt, in)
+		if err != nil || !strings.Contains(p, c.want) {
+			t.Fatalf("%s: %v\n%s", c.run.Kind, err, p)
+		}
+	}
+	if j, _ := jobByKind(runs.KindAlert); j.Retry != nil {
+		if _, err := j.Retry(runs.Run{Kind: runs.KindAlert, Repo: "hexpm/hexpm"}, cfg); err == nil {
+			t.Fatal("an alert run that kept no alert was started again")
+		}
+	}
+	if j, _ := jobByKind(kindVerify); j.Retry != nil {
+		t.Fatal("a verification is started by its fix's pull request, not by hand")
 	}
 }
