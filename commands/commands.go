@@ -113,9 +113,5 @@ func clip(s string) string {
 	if len(s) <= MaxText {
 		return s
 	}
-	s = s[:MaxText]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+	return strings.ToValidUTF8(s[:MaxText], "")
 }

@@ -28,10 +28,19 @@ var followUpConfig = repoconfig.Section[FollowUpConfig]{
 	},
 }
 
-// followUp sends run's session the follow-up prompt name renders from
-// input, within followups.max_per_run, and shows the run again; refusal
-// says why it did not (past the cap, a run that cannot take one).
-func (b *Base) followUp(ctx context.Context, gh github.Client, run runs.Run, cfg repoconfig.Config, f runs.FollowUp, name string, input any) (refusal string, err error) {
+// followUp sends the session of run runID of repo the follow-up prompt
+// name renders from input, within followups.max_per_run, and shows the run
+// again; refusal says why it did not (past the cap, a run that cannot take
+// one, a configuration that cannot be used).
+func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo, runID string, f runs.FollowUp, name string, input any) (refusal string, err error) {
+	run, err := b.Ledger.Get(ctx, runID)
+	if err != nil {
+		return "", err
+	}
+	cfg, refusal, err := b.commandConfig(ctx, gh, repo)
+	if refusal != "" || err != nil {
+		return refusal, err
+	}
 	max := followUpConfig.Of(cfg).MaxPerRun
 	switch {
 	case run.State.Live():

@@ -156,16 +156,8 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 // commentFollowUp sends a comment on the agent's pull request to the run
 // that opened it, as a reviewer's data.
 func (h *IssueComment) commentFollowUp(ctx context.Context, gh github.Client, ev Comment, runID string) (string, error) {
-	run, err := h.Ledger.Get(ctx, runID)
-	if err != nil {
-		return "", err
-	}
-	cfg, refusal, err := h.commandConfig(ctx, gh, ev.Repo)
-	if refusal != "" || err != nil {
-		return refusal, err
-	}
 	f := runs.FollowUp{Reason: "the comment by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
-	return h.followUp(ctx, gh, run, cfg, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body})
+	return h.followUp(ctx, gh, ev.Repo, runID, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body})
 }
 
 // helpText is the answer to /pitcrew help, and to a command pitcrew does

@@ -29,10 +29,6 @@ func (b *Base) openPR(ctx context.Context, gh github.Client, ev Comment) (string
 	if report == nil {
 		return "Nothing was sent: pitcrew has no slow-query report of this merge to open a change from.", nil
 	}
-	cfg, refusal, err := b.commandConfig(ctx, gh, ev.Repo)
-	if refusal != "" || err != nil {
-		return refusal, err
-	}
 	f := runs.FollowUp{Reason: "`/pitcrew open-pr` by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
-	return b.followUp(ctx, gh, *report, cfg, f, "open-pr", prompts.OpenPRInput{PR: ev.Issue, Files: publish.MigrationOf(*report).Files})
+	return b.followUp(ctx, gh, ev.Repo, report.ID, f, "open-pr", prompts.OpenPRInput{PR: ev.Issue, Files: publish.MigrationOf(*report).Files})
 }

@@ -60,18 +60,10 @@ func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runI
 			return "", err
 		}
 	}
-	run, err := b.Ledger.Get(ctx, runID)
-	if err != nil {
-		return "", err
-	}
-	cfg, refusal, err := b.commandConfig(ctx, gh, ev.Repo)
-	if refusal != "" || err != nil {
-		return refusal, err
-	}
 	in := prompts.ReviewInput{PR: ev.Number, Reviewer: ev.Reviewer, Body: ev.Body}
 	for _, n := range notes {
 		in.Comments = append(in.Comments, prompts.ReviewComment{Path: n.Path, Line: n.Line, Body: n.Body})
 	}
 	f := runs.FollowUp{Reason: "the review by " + publish.Code(ev.Reviewer, 100), Source: source}
-	return b.followUp(ctx, gh, run, cfg, f, "review", in)
+	return b.followUp(ctx, gh, ev.Repo, runID, f, "review", in)
 }

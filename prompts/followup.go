@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"unicode/utf8"
+	"strings"
 )
 
 // Follow-ups: messages to a run's session after its first answer. What a
@@ -93,9 +93,5 @@ func clipText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	s = s[:max]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+	return strings.ToValidUTF8(s[:max], "")
 }

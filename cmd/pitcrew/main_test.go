@@ -59,15 +59,22 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
+// servingEnv is the environment of a pitcrew serving webhooks against the
+// fakes, with an embedded Redis (REDIS_URL unset) and webhook secret "s".
+func servingEnv(t *testing.T, gh *testenv.GitHub, sb *testenv.Sandbox) map[string]string {
+	return map[string]string{"PITCREW_ADDR": "127.0.0.1:0", "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
+		"GITHUB_APP_PRIVATE_KEY": string(testenv.AppKeyPEM(t)),
+		"RUSH_API_URL":           sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
+}
+
 func TestRunServesAndShutsDown(t *testing.T) {
 	gh := testenv.NewGitHub(t)
 	sb := testenv.NewSandbox(t)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	env := map[string]string{"PITCREW_ADDR": addr, "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
-		"GITHUB_APP_PRIVATE_KEY": string(testenv.AppKeyPEM(t)),
-		"RUSH_API_URL":           sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
+	env := servingEnv(t, gh, sb)
+	env["PITCREW_ADDR"] = addr
 	cfg, err := LoadConfig(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -320,9 +327,8 @@ func TestWebhooksComeThroughTheRelayChannel(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer channel.Close()
-	env := map[string]string{"PITCREW_ADDR": "127.0.0.1:0", "GITHUB_APP_INTEGRATION_ID": "1", "GITHUB_APP_WEBHOOK_SECRET": "s", "GITHUB_V3_API_URL": gh.URL + "/",
-		"GITHUB_APP_PRIVATE_KEY": string(testenv.AppKeyPEM(t)), "PITCREW_WEBHOOK_PROXY_URL": channel.URL,
-		"RUSH_API_URL": sb.URL, "RUSH_ORG": sb.Org, "RUSH_API_KEY": sb.APIKey, "RUSH_WEBHOOK_SECRET": "whsec_c2VjcmV0"}
+	env := servingEnv(t, gh, sb)
+	env["PITCREW_WEBHOOK_PROXY_URL"] = channel.URL
 	cfg, err := LoadConfig(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
