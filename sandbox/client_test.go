@@ -59,3 +59,33 @@ func TestWrongKeyIsPermanentAndSecretFree(t *testing.T) {
 		t.Fatal("error message leaks the API key")
 	}
 }
+
+// A follow-up message goes to the session once per key, however often it
+// is sent; a session still running refuses a new one for good.
+func TestAFollowUpMessageIsSentOncePerKey(t *testing.T) {
+	fake := testenv.NewSandbox(t)
+	c, err := sandbox.NewClient(sandbox.Config{BaseURL: fake.URL, Org: fake.Org, APIKey: fake.APIKey, BaseDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses, err := c.Start(context.Background(), "k#1", "prompt", "https://github.com/hexpm/hexpm", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Message(context.Background(), ses.ID, "k#1:followup:review:1", "more"); !sandbox.IsPermanent(err) {
+		t.Fatalf("a message to a running session: %v", err)
+	}
+	fake.Finish(ses.ID, sandbox.StatusCompleted, "done")
+	for range 2 {
+		got, err := c.Message(context.Background(), ses.ID, "k#1:followup:review:1", "please use assert_receive")
+		if err != nil || got.Status != sandbox.StatusRunning {
+			t.Fatalf("message: %+v %v", got, err)
+		}
+	}
+	if m := fake.Messages(ses.ID); len(m) != 1 || m[0] != "please use assert_receive" {
+		t.Fatalf("messages %q", m)
+	}
+	if _, err := c.Message(context.Background(), "not a session id", "k", "x"); !sandbox.IsPermanent(err) {
+		t.Fatalf("an invalid session id: %v", err)
+	}
+}
