@@ -57,7 +57,7 @@ func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject
 			live = append(live, publish.Code(e.About, 200))
 			continue
 		}
-		next, fresh, err := b.startAgain(ctx, run, subject, cfg, delivery)
+		next, fresh, err := b.startAgain(ctx, run, subject, inst, cfg, delivery)
 		if errors.Is(err, errNoRetry) {
 			refused = append(refused, publish.Code(e.About, 200))
 			continue
@@ -115,8 +115,9 @@ func nothingRetried(live, refused []string) string {
 }
 
 // startAgain claims a new run of run's key, without the cooldown (a
-// person asked), and starts it with its job's prompt.
-func (b *Base) startAgain(ctx context.Context, run runs.Run, subject runs.Subject, cfg repoconfig.Config, delivery string) (runs.Entry, *runs.Run, error) {
+// person asked), for the installation the command came from (the app may
+// have been installed again since), and starts it with its job's prompt.
+func (b *Base) startAgain(ctx context.Context, run runs.Run, subject runs.Subject, inst int64, cfg repoconfig.Config, delivery string) (runs.Entry, *runs.Run, error) {
 	j, ok := jobByKind(run.Kind)
 	if !ok || j.Retry == nil {
 		return runs.Entry{}, nil, errNoRetry
@@ -126,7 +127,7 @@ func (b *Base) startAgain(ctx context.Context, run runs.Run, subject runs.Subjec
 		return runs.Entry{}, nil, fmt.Errorf("%w: %v", errNoRetry, err)
 	}
 	return b.Runs.Start(ctx, runs.Request{
-		Run: runs.Run{Key: run.Key, Kind: run.Kind, InstallationID: run.InstallationID, Repo: run.Repo, Origin: run.Origin,
+		Run: runs.Run{Key: run.Key, Kind: run.Kind, InstallationID: inst, Repo: run.Repo, Origin: run.Origin,
 			About: run.About, Data: run.Data, Delivery: delivery},
 		Subject: subject, Cooldown: 0, DailyLimit: cfg.DailyLimit, Input: input, LastAttempt: queue.LastAttempt(ctx),
 	})
