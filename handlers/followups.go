@@ -8,6 +8,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -41,6 +42,11 @@ func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo,
 	if refusal != "" || err != nil {
 		return refusal, err
 	}
+	for _, sent := range run.FollowUps {
+		if sent.Source == f.Source {
+			return "", nil // sent by an attempt that stopped before it was marked done
+		}
+	}
 	max := followUpConfig.Of(cfg).MaxPerRun
 	switch {
 	case run.State.Live():
@@ -57,7 +63,7 @@ func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo,
 	f.Max = max
 	resumed, err := b.Ledger.Resume(ctx, b.Sandbox, run, f, message)
 	if errors.Is(err, runs.ErrFollowUpRefused) {
-		return "Nothing was sent: " + b.Finish.Text(err.Error(), 300) + ".", nil
+		return "Nothing was sent: " + publish.Text(err.Error(), 300) + ".", nil
 	}
 	if err != nil {
 		return "", err

@@ -208,3 +208,24 @@ func mustConfig(t *testing.T) repoconfig.Config {
 	}
 	return cfg
 }
+
+// An attempt that sent the follow-up but stopped before the review was
+// marked done is followed by one that sends nothing and says nothing.
+func TestAFollowUpSentBeforeACrashIsNotAnsweredAsRefused(t *testing.T) {
+	gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"},
+		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: "1111111111111111111111111111111111111111"}}, Diffs: map[int]string{77: ""}}
+	sb := &startedSessions{}
+	b := ruleBase(t, gh, sb)
+	run := endedFixWithPull(t, b, gh, 0)
+	f := runs.FollowUp{Reason: "the review by `alice`", Source: "review:500"}
+	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}); err != nil || refusal != "" {
+		t.Fatalf("first: %q %v", refusal, err)
+	}
+	// The crash: the review is not marked done; its delivery comes again.
+	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}); err != nil || refusal != "" {
+		t.Fatalf("again: %q %v", refusal, err)
+	}
+	if len(sb.messages["ses_fix"]) != 1 {
+		t.Fatalf("%d messages", len(sb.messages["ses_fix"]))
+	}
+}
