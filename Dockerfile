@@ -13,7 +13,7 @@ COPY --from=build /out/pitcrew /usr/local/bin/pitcrew
 # /data holds the credentials the setup pages write; owned by nonroot.
 COPY --from=build --chown=65532:65532 /out/data /data
 USER nonroot:nonroot
-ENV PITCREW_ADDR=:8080
+ENV PITCREW_ADDR=:8080 PITCREW_CREDENTIALS_FILE=/data/credentials.yml
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s CMD ["/usr/local/bin/pitcrew", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/pitcrew"]
