@@ -19,8 +19,7 @@ const maxAnswerPRs = 5
 // pullLink finds pull request links of the GitHub served (weburl) in
 // free text: a repository path, then /pull/N, not followed by more digits.
 func pullLink() *regexp.Regexp {
-	host := strings.TrimPrefix(strings.TrimPrefix(weburl.Base(), "https://"), "http://")
-	host = strings.TrimPrefix(host, "www.")
+	host := strings.TrimPrefix(weburl.HostPath(), "www.")
 	return regexp.MustCompile(`(?i)https?://(?:www\.)?` + regexp.QuoteMeta(host) + `/([A-Za-z0-9_.-]{1,100})/([A-Za-z0-9_.-]{1,100})/pull/([0-9]{1,9})(?:[^0-9]|$)`)
 }
 

@@ -5,8 +5,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
@@ -65,7 +67,7 @@ func FuzzPullRequestLinks(f *testing.F) {
 			t.Fatalf("%d links", len(links))
 		}
 		for _, l := range links {
-			if !pullURL.MatchString(l) || !strings.HasPrefix(l, "https://github.com/hexpm/hexpm/pull/") {
+			if !weburl.IsPull(l) || !strings.HasPrefix(l, "https://github.com/hexpm/hexpm/pull/") {
 				t.Fatalf("bad link %q", l)
 			}
 		}
@@ -81,5 +83,21 @@ func TestPullRequestLinksOfAnEnterpriseServer(t *testing.T) {
 	got := PullRequestLinks("Opened https://ghe.example.com/hexpm/hexpm/pull/9, like https://github.com/hexpm/hexpm/pull/8.", "hexpm/hexpm")
 	if len(got) != 1 || got[0] != "https://ghe.example.com/hexpm/hexpm/pull/9" {
 		t.Fatalf("links %q", got)
+	}
+	// The result block's pr_url and a prior fix are the Enterprise's too.
+	res, err := ParseResult("```json\n{\"outcome\": \"fixed\", \"pr_url\": \"https://ghe.example.com/hexpm/hexpm/pull/9\"}\n```")
+	if err != nil || res.PRURL != "https://ghe.example.com/hexpm/hexpm/pull/9" {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	if _, err := ParseResult("```json\n{\"outcome\": \"fixed\", \"pr_url\": \"https://github.com/hexpm/hexpm/pull/9\"}\n```"); err == nil {
+		t.Fatal("a github.com pull request was taken for the Enterprise's")
+	}
+	in := FlakyInput{Repo: "hexpm/hexpm", Issue: 3, Test: exunit.TestRef{Path: "test/a_test.exs", Line: 1}, VerifyRuns: 5}
+	if _, err := Render("flaky", in.WithPriorFix("https://ghe.example.com/hexpm/hexpm/pull/7", time.Now())); err != nil {
+		t.Fatalf("a prior fix on the Enterprise server: %v", err)
+	}
+	weburl.Set("HTTPS://GHE.example.com/github/")
+	if got := PullRequestLinks("see https://ghe.example.com/github/hexpm/hexpm/pull/5", "hexpm/hexpm"); len(got) != 1 {
+		t.Fatalf("links under a path prefix, scheme in capitals: %q", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
 //go:embed *.tmpl
@@ -81,8 +82,6 @@ func (in FlakyInput) WithPriorFix(url string, mergedAt time.Time) any {
 	return in
 }
 
-var priorFixURL = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/pull/[0-9]{1,9}$`)
-
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
 // fields are what the prompt that asks the agent to reproduce and fix one
@@ -97,7 +96,7 @@ func (in FlakyInput) fields() (any, error) {
 	if in.VerifyRuns < 1 || in.VerifyRuns > 1000 {
 		return nil, fmt.Errorf("prompts: verification runs %d out of range", in.VerifyRuns)
 	}
-	if in.PriorFix != "" && !priorFixURL.MatchString(in.PriorFix) {
+	if in.PriorFix != "" && !weburl.IsPull(in.PriorFix) {
 		return nil, fmt.Errorf("prompts: invalid prior fix %q", in.PriorFix)
 	}
 	return map[string]any{

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
 // Outcome is what the agent says it achieved.
@@ -37,7 +39,6 @@ var ErrNoResultBlock = errors.New("the answer has no result block")
 
 var (
 	fencedJSON = regexp.MustCompile("(?s)```(?:json)?[ \t]*\r?\n(.*?)\r?\n[ \t]*```")
-	pullURL    = regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/pull/[0-9]{1,9}$`)
 )
 
 // MaxCauseLen bounds the cause sentence shown on GitHub.
@@ -73,7 +74,7 @@ func ParseResult(answer string) (Result, error) {
 		return Result{}, fmt.Errorf("result block has unknown outcome “%s”", oneLine(raw.Outcome, 40))
 	}
 	if raw.PRURL != nil && *raw.PRURL != "" {
-		if !pullURL.MatchString(*raw.PRURL) {
+		if !weburl.IsPull(*raw.PRURL) {
 			return Result{}, fmt.Errorf("result block has a pr_url that is not a GitHub pull request")
 		}
 		r.PRURL = *raw.PRURL

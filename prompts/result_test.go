@@ -73,7 +73,7 @@ func FuzzParseResult(f *testing.F) {
 		if r.Outcome != OutcomeFixed && r.Outcome != OutcomeNotFixed && r.Outcome != OutcomeNotReproduced && r.Outcome != OutcomeOutsideCode {
 			t.Fatalf("outcome %q accepted", r.Outcome)
 		}
-		if r.PRURL != "" && !pullURL.MatchString(r.PRURL) {
+		if r.PRURL != "" && !strings.HasPrefix(r.PRURL, "https://github.com/") {
 			t.Fatalf("pr_url %q accepted", r.PRURL)
 		}
 		// One plain line, bounded; Markdown safety is publish.Text's part, when it is shown.

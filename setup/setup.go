@@ -112,11 +112,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	result := s.result
 	s.mu.Unlock()
+	page := r.URL.Path == "/" || r.URL.Path == "/setup/start" // admitted above
 	switch {
-	case result != nil && r.URL.Path != "/setup/callback":
-		// Registered: never offer a second registration (a second app).
+	case page && result != nil:
+		// Registered (or registering): never offer a second app.
 		render(w, http.StatusOK, donePage, result)
-	case len(s.Missing) > 0 && r.URL.Path != "/setup/callback":
+	case page && len(s.Missing) > 0:
 		render(w, http.StatusOK, missingPage, map[string][]string{"Missing": s.Missing})
 	case r.Method == http.MethodGet && r.URL.Path == "/":
 		render(w, http.StatusOK, startPage, map[string]string{"Token": r.FormValue("setup_token")})
@@ -205,11 +206,16 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		where = abs
 	}
 	fmt.Fprintf(os.Stderr, "pitcrew: GitHub App %q registered; credentials written to %s (mode 0600, ignored by git)\n", creds.Slug, where)
+	result := map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": where}
 	s.mu.Lock()
 	first := !s.done
 	s.done, s.spent = true, true
+	if first {
+		// Shown at / while pitcrew starts with the app, so no second
+		// registration is offered meanwhile.
+		s.result = map[string]string{"Name": creds.Name, "Install": result["Install"], "Path": where, "Restart": "pitcrew is starting with it; reload this page in a moment."}
+	}
 	s.mu.Unlock()
-	result := map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new", "Path": where}
 	if s.Registered != nil && first {
 		if err := s.Registered(creds); err != nil {
 			result["Restart"] = "pitcrew could not start with it: " + err.Error()

@@ -127,6 +127,9 @@ func TestAfterTheRegistrationNoSecondIsOffered(t *testing.T) {
 	if rec := serve(s, http.MethodGet, "/setup/callback?code=abc&state="+state, "", "127.0.0.1:40000", "localhost:8080"); rec.Code != 200 || !strings.Contains(rec.Body.String(), "pitcrew could not start with it") {
 		t.Fatalf("callback: %d\n%s", rec.Code, rec.Body.String())
 	}
+	if rec := serve(s, http.MethodGet, "/anything", "", "192.0.2.1:1234", "localhost:8080"); strings.Contains(rec.Body.String(), "registered") {
+		t.Fatalf("a browser elsewhere saw the registration on another path: %d\n%s", rec.Code, rec.Body.String())
+	}
 	for _, req := range []struct{ method, path, form string }{{http.MethodGet, "/", ""}, {http.MethodPost, "/setup/start", "account=personal"}} {
 		rec := serve(s, req.method, req.path, req.form, "127.0.0.1:40000", "localhost:8080")
 		body := rec.Body.String()

@@ -92,6 +92,9 @@ func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer
 	if len(got.Why) > 0 {
 		out["why"] = got.Why
 	}
+	if len(got.Warnings) > 0 {
+		out["warnings"] = got.Warnings
+	}
 	if err != nil {
 		out["error"] = err.Error()
 	}

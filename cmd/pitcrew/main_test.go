@@ -253,7 +253,11 @@ func TestTheCredentialsAreFoundFromAnyDirectory(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", home)
 	t.Setenv("HOME", home)
 	t.Setenv("PITCREW_CREDENTIALS_FILE", "")
-	want := filepath.Join(home, "pitcrew", "credentials.yml")
+	dir, err := os.UserConfigDir() // $XDG_CONFIG_HOME on Linux; ~/Library/Application Support on macOS
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "pitcrew", "credentials.yml")
 	if got := defaultCredentials(); got != want {
 		t.Fatalf("default credentials %q, want %q", got, want)
 	}

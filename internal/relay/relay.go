@@ -17,7 +17,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -39,31 +41,94 @@ type Relay struct {
 	Path   string       // the GitHub route: /api/github/hook
 	Client *http.Client // nil: a client without a timeout (the stream stays open)
 	Log    zerolog.Logger
+	// Idle is how long the channel may say nothing (smee sends a ping
+	// every half minute) before the connection is taken for dead and made
+	// again; 0 means two minutes.
+	Idle time.Duration
 }
 
-// Run reads the channel until ctx is done, reconnecting after a drop
-// (from half a second, growing to a minute between attempts).
+// Run reads the channel until ctx is done, whatever it answers: a drop, an
+// error page or a silent connection is followed by a new connection, after
+// a wait growing from half a second to a minute.
 func (r *Relay) Run(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, http.NoBody)
-	if err != nil {
+	if _, err := url.Parse(r.URL); err != nil {
 		return err
 	}
-	client := &sse.Client{HTTPClient: r.Client, Backoff: sse.Backoff{InitialInterval: 500 * time.Millisecond, Multiplier: 2, Jitter: 0.2, MaxInterval: time.Minute},
-		OnRetry: func(err error, wait time.Duration) {
-			r.Log.Warn().Err(err).Dur("retry_in", wait).Msg("the webhook relay channel dropped; reconnecting")
-		}}
+	host := r.URL
+	if u, err := url.Parse(r.URL); err == nil {
+		host = u.Host // the path is the channel: whoever knows it reads the deliveries
+	}
+	r.Log.Info().Str("relay", host).Msg("reading webhooks from the relay channel")
+	wait := 500 * time.Millisecond
+	for ctx.Err() == nil {
+		heard, err := r.connect(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if heard {
+			wait = 500 * time.Millisecond
+		}
+		r.Log.Warn().Err(err).Str("relay", host).Dur("retry_in", wait).Msg("the webhook relay channel dropped; reconnecting")
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Minute)
+	}
+	return nil
+}
+
+// connect reads the channel on one connection until it ends, or says
+// nothing for Idle; heard is whether any event came.
+func (r *Relay) connect(ctx context.Context) (heard bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, http.NoBody)
+	if err != nil {
+		return false, err
+	}
+	client := &sse.Client{HTTPClient: r.Client, Backoff: sse.Backoff{MaxRetries: -1}} // Run does the retrying
 	if client.HTTPClient == nil {
 		client.HTTPClient = &http.Client{}
 	}
+	idle := r.Idle
+	if idle <= 0 {
+		idle = 2 * time.Minute
+	}
+	var got atomic.Bool
+	alive := make(chan struct{}, 1)
 	conn := client.NewConnection(req)
 	conn.Buffer(make([]byte, 0, 64<<10), MaxEvent)
-	conn.SubscribeMessages(func(ev sse.Event) { r.deliver(ctx, ev.Data) })
-	r.Log.Info().Str("channel", r.URL).Msg("reading webhooks from the relay channel")
+	conn.SubscribeToAll(func(ev sse.Event) {
+		select {
+		case alive <- struct{}{}:
+		default:
+		}
+		if ev.Type == "" || ev.Type == "message" {
+			r.deliver(ctx, ev.Data)
+		}
+	})
+	go func() {
+		t := time.NewTimer(idle)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-alive:
+				got.Store(true)
+				t.Reset(idle)
+			case <-t.C:
+				cancel() // silent: take the connection for dead
+				return
+			}
+		}
+	}()
 	err = conn.Connect()
-	if ctx.Err() != nil {
-		return nil
+	if err == nil || errors.Is(err, context.Canceled) {
+		err = errors.New("the channel closed or went silent")
 	}
-	return err
+	return got.Load(), err
 }
 
 // deliver posts one event's delivery to the intake and logs its answer.

@@ -58,8 +58,9 @@ func (in *intake) seen() ([]string, int) {
 }
 
 // The channel's deliveries reach the intake with their bytes and headers,
-// across a drop of the stream; one whose body was written otherwise than
-// signed is refused there; keep-alive events are not deliveries.
+// across an error page, a silent connection and a drop of the stream; one
+// whose body was written otherwise than signed is refused there;
+// keep-alive events are not deliveries.
 func TestTheChannelsDeliveriesReachTheIntake(t *testing.T) {
 	body := `{"action":"labeled","issue":{"number":7,"title":"Flaky é \u003cb\u003e"},"zeta":1,"alpha":2}`
 	var connects int
@@ -71,6 +72,16 @@ func TestTheChannelsDeliveriesReachTheIntake(t *testing.T) {
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		if n == 1 {
+			http.Error(w, "smee is restarting", http.StatusBadGateway) // an error page: retried, not the end
+			return
+		}
+		if n == 2 {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // silent: taken for dead after Idle
+			return
+		}
+		if n == 3 {
 			fmt.Fprintf(w, "event: ready\ndata: {}\n\n")
 			fmt.Fprintf(w, "id: 1\ndata: %s\n\n", event("d-1", body, sign(body)))
 			fmt.Fprintf(w, "event: ping\ndata: {}\n\n")
@@ -86,9 +97,9 @@ func TestTheChannelsDeliveriesReachTheIntake(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- (&Relay{URL: channel.URL, Intake: in, Path: "/api/github/hook", Log: zerolog.Nop()}).Run(ctx)
+		done <- (&Relay{URL: channel.URL, Intake: in, Path: "/api/github/hook", Log: zerolog.Nop(), Idle: time.Second}).Run(ctx)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		accepted, refused := in.seen()
 		if len(accepted) == 2 && refused == 1 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,8 +32,9 @@ type Action struct {
 // Replayed is what a replayed delivery did: its actions, or, when there
 // are none, why: what its handler said of its decisions.
 type Replayed struct {
-	Actions []Action `json:"actions"`
-	Why     []string `json:"why,omitempty"`
+	Actions  []Action `json:"actions"`
+	Why      []string `json:"why,omitempty"`
+	Warnings []string `json:"warnings,omitempty"` // what the handler warned of, whatever it did
 }
 
 // Replay runs one captured GitHub delivery through the event's handler and
@@ -50,9 +53,10 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 		for _, e := range h.Handles() {
 			if e == event {
 				err := h.Handle(log.WithContext(ctx), event, deliveryID, payload)
-				out := Replayed{Actions: rec.actions}
+				why, warnings := said.read()
+				out := Replayed{Actions: rec.actions, Warnings: warnings}
 				if len(out.Actions) == 0 {
-					out.Actions, out.Why = []Action{}, said.list
+					out.Actions, out.Why = []Action{}, why
 				}
 				if len(out.Actions) == 0 && len(out.Why) == 0 && err == nil {
 					out.Why = []string{"the " + event + " handler found nothing it acts on in this delivery (its action, sender, installation or text)"}
@@ -64,27 +68,48 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 	return Replayed{Actions: []Action{}}, fmt.Errorf("pitcrew does not handle %q events", event)
 }
 
-// decisions keeps the messages of the log lines a handler writes.
+// decisions keeps what a handler logs: every message with its fields, as
+// the reason it did nothing, and its warnings and errors.
 type decisions struct {
-	mu   sync.Mutex
-	list []string
+	mu             sync.Mutex
+	said, warnings []string
 }
 
+// quiet are the log fields every line has, which say nothing of a rule.
+var quiet = map[string]bool{"level": true, "message": true, "time": true, "github_event_type": true, "github_delivery_id": true, "component": true}
+
 func (d *decisions) Write(p []byte) (int, error) {
-	var line struct {
-		Message string `json:"message"`
-		Error   string `json:"error"`
+	var line map[string]any
+	if json.Unmarshal(p, &line) != nil {
+		return len(p), nil
 	}
-	if json.Unmarshal(p, &line) == nil && line.Message != "" {
-		msg := line.Message
-		if line.Error != "" {
-			msg += ": " + line.Error
+	msg, _ := line["message"].(string)
+	if msg == "" {
+		return len(p), nil
+	}
+	var fields []string
+	for k, v := range line {
+		if !quiet[k] {
+			fields = append(fields, fmt.Sprintf("%s=%v", k, v))
 		}
-		d.mu.Lock()
-		d.list = append(d.list, msg)
-		d.mu.Unlock()
+	}
+	if len(fields) > 0 {
+		sort.Strings(fields)
+		msg += " (" + strings.Join(fields, ", ") + ")"
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.said = append(d.said, msg)
+	if lvl, _ := line["level"].(string); lvl == "warn" || lvl == "error" {
+		d.warnings = append(d.warnings, msg)
 	}
 	return len(p), nil
+}
+
+func (d *decisions) read() (said, warnings []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.said...), append([]string(nil), d.warnings...)
 }
 
 type recorder struct {

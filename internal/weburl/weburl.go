@@ -6,6 +6,8 @@ package weburl
 
 import (
 	"fmt"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,3 +51,20 @@ func PullNumber(url, repo string) int {
 
 // PullPrefix starts the page of every pull request of repo.
 func PullPrefix(repo string) string { return Base() + "/" + repo + "/pull/" }
+
+// IsPull reports whether u is the page of a pull request of any
+// repository on the GitHub served.
+func IsPull(u string) bool {
+	return regexp.MustCompile(`(?i)^` + regexp.QuoteMeta(Base()) + `/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/pull/[0-9]{1,9}$`).MatchString(u)
+}
+
+// HostPath is the served GitHub's host and path prefix, lower-cased and
+// without a scheme ("github.com", "ghe.example.com/github"), for finding
+// its links in text written with either scheme.
+func HostPath() string {
+	u, err := url.Parse(Base())
+	if err != nil || u.Host == "" {
+		return "github.com"
+	}
+	return strings.ToLower(u.Host + strings.TrimRight(u.Path, "/"))
+}
