@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
@@ -42,16 +41,8 @@ func (b *Base) profilePull(ctx context.Context, gh github.Client, ev Comment, de
 	}
 	files := MigrationFiles(changed, m.Paths)
 	if len(files) == 0 {
-		return "Nothing was started: this pull request adds or changes no migration under " + codeList(m.Paths) + ".", nil
+		return "Nothing was started: this pull request adds or changes no migration under " + publish.CodeList(m.Paths) + ".", nil
 	}
 	return "", b.profileMerge(ctx, gh, mergeSignal{InstallationID: ev.InstallationID, Delivery: delivery, Repo: ev.Repo,
 		Commit: pr.HeadSHA, PR: ev.Issue, Subject: runs.Subject{Repo: ev.Repo.String(), Issue: ev.Issue}, BeforeMerge: true}, files, cfg)
-}
-
-func codeList(items []string) string {
-	quoted := make([]string, len(items))
-	for i, s := range items {
-		quoted[i] = publish.Code(s, 200)
-	}
-	return strings.Join(quoted, ", ")
 }

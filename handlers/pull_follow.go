@@ -22,7 +22,7 @@ import (
 // that its job follows and pitcrew does not follow yet.
 func followsPull(run runs.Run) bool {
 	followed := jobOf(run.Kind).Evidence != "" || len(run.FollowUps) > 0 // a profiling run asked to open its change
-	return run.State.Terminal() && run.PR == nil && followed && runs.PullNumber(run.PullRequest(), run.Repo) > 0
+	return run.State.Terminal() && run.PR == nil && followed && weburl.PullNumber(run.PullRequest(), run.Repo) > 0
 }
 
 // pullNews is what an event says of a followed pull request; reread says
@@ -35,7 +35,7 @@ type pullNews struct {
 // followPull starts following the pull request run names: remembers it as
 // the run's, then reads it (pullRead). The caller shows the run.
 func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (runs.Run, error) {
-	n := runs.PullNumber(run.PullRequest(), run.Repo)
+	n := weburl.PullNumber(run.PullRequest(), run.Repo)
 	previous, err := b.Ledger.FollowPull(ctx, run.Repo, n, run.ID)
 	if err != nil {
 		return run, err

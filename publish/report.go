@@ -37,7 +37,7 @@ func RenderReport(v runs.View) string {
 		return b.String()
 	}
 	d := MigrationOf(r)
-	fmt.Fprintf(b, "Migrations in `%.7s`: %s\n\n", e.About, codeList(d.Files))
+	fmt.Fprintf(b, "Migrations in `%.7s`: %s\n\n", e.About, CodeList(d.Files))
 	if d.BeforeMerge {
 		b.WriteString("Profiled on the pull request's head, before the change ships (`/pitcrew profile`).\n\n")
 	}
@@ -82,9 +82,10 @@ func opened(r runs.Run) string {
 	return followUpLine(r) + ": the agent's answer named no pull request of this repository"
 }
 
-func codeList(files []string) string {
-	quoted := make([]string, len(files))
-	for i, f := range files {
+// CodeList is items as inline code, comma-separated (each capped at 200).
+func CodeList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, f := range items {
 		quoted[i] = Code(f, 200)
 	}
 	return strings.Join(quoted, ", ")

@@ -110,9 +110,6 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 		inner := change
 		change = func(r *Run) { inner(r); r.SessionURL = url }
 	}
-	if to == "" {
-		to = Completed // a follow-up recorded before From was
-	}
 	// What the session said is the outcome of the turn read: not of a
 	// follow-up sent since (the run was started again meanwhile).
 	turn := len(run.FollowUps)
@@ -142,7 +139,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 func openedPull(answer string, r Run) []string {
 	links := prompts.PullRequestLinks(answer, r.Repo)
 	for i := len(links) - 1; i >= 0; i-- {
-		if PullNumber(links[i], r.Repo) != r.Origin {
+		if weburl.PullNumber(links[i], r.Repo) != r.Origin {
 			return links[i : i+1]
 		}
 	}

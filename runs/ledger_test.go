@@ -395,18 +395,6 @@ func TestCISumsUpEverySuiteOfTheHead(t *testing.T) {
 	}
 }
 
-func TestPullNumberReadsOnlyTheRunsRepository(t *testing.T) {
-	for url, want := range map[string]int{
-		"https://github.com/hexpm/hexpm/pull/77": 77, "https://github.com/HexPM/Hexpm/pull/77": 77,
-		"https://github.com/hexpm/hexpm-mirror/pull/77": 0, "https://github.com/hexpm/hexpm/pull/077": 0, "https://github.com/hexpm/hexpm/pull/0": 0,
-		"https://github.com/hexpm/hexpm/pull/77/files": 0, "https://github.com/other/hexpm/pull/77": 0, "": 0,
-	} {
-		if got := PullNumber(url, "hexpm/hexpm"); got != want {
-			t.Errorf("%q: %d, want %d", url, got, want)
-		}
-	}
-}
-
 func TestARunAfterAMergedFixKeepsItThroughARetriedStart(t *testing.T) {
 	ctx := context.Background()
 	l := NewLedger(testenv.Redis(t))

@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/pitcrew/pitcrew/evidence"
-	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
 // Pull is the pull request a run opened, as pitcrew follows it: what it
@@ -158,10 +157,6 @@ func (p *Pull) SetEvidence(head string, r evidence.Review, checkRunID int64) {
 	}
 	p.Findings = r.Findings[:min(len(r.Findings), MaxPullFindings)]
 }
-
-// PullNumber reads the number of a pull request URL of repo (as the run
-// stores it: <GITHUB_WEB_URL>/owner/name/pull/N); 0 when it is not one.
-func PullNumber(url, repo string) int { return weburl.PullNumber(url, repo) }
 
 func (l *Ledger) pullKey(repo string, number int) string {
 	return fmt.Sprintf("%spull:%s#%d", l.prefix, strings.ToLower(repo), number)

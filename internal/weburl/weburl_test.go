@@ -24,3 +24,15 @@ func TestLinksFollowTheGitHubServed(t *testing.T) {
 		t.Error("a github.com link read as a pull request of the Enterprise server")
 	}
 }
+
+func TestPullNumberReadsOnlyTheRepositorysPullRequests(t *testing.T) {
+	for url, want := range map[string]int{
+		"https://github.com/hexpm/hexpm/pull/77": 77, "https://github.com/HexPM/Hexpm/pull/77": 77,
+		"https://github.com/hexpm/hexpm-mirror/pull/77": 0, "https://github.com/hexpm/hexpm/pull/077": 0, "https://github.com/hexpm/hexpm/pull/0": 0,
+		"https://github.com/hexpm/hexpm/pull/77/files": 0, "https://github.com/other/hexpm/pull/77": 0, "": 0,
+	} {
+		if got := PullNumber(url, "hexpm/hexpm"); got != want {
+			t.Errorf("%q: %d, want %d", url, got, want)
+		}
+	}
+}
