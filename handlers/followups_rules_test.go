@@ -3,9 +3,9 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
@@ -17,25 +17,16 @@ import (
 )
 
 // endedFixWithPull is a flaky run on issue 3 that ended naming pull
-// request 77, which pitcrew follows.
+// request 77, which pitcrew follows, after followUps follow-ups.
 func endedFixWithPull(t *testing.T, b Base, gh github.Client, followUps int) runs.Run {
 	t.Helper()
-	ctx := context.Background()
-	run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: runs.KindFlaky, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: 3, About: "test/a_test.exs:1"}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: 3})
-	if err == nil {
-		run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_fix" })
-	}
-	if err == nil {
-		run, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) {
-			r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77"}
-			for i := 0; i < followUps; i++ {
-				r.FollowUps = append(r.FollowUps, runs.FollowUp{N: i + 1, Max: 3, Source: "review:" + string(rune('a'+i))})
-			}
-		})
-	}
-	if err == nil {
-		run, err = b.followPull(ctx, gh, run)
-	}
+	run := endedRun(t, b, runs.KindFlaky, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_fix", func(r *runs.Run) {
+		fixedIn(pull77)(r)
+		for i := 0; i < followUps; i++ {
+			r.FollowUps = append(r.FollowUps, runs.FollowUp{N: i + 1, Max: 3, Source: fmt.Sprintf("review:%d", i)})
+		}
+	})
+	run, err := b.followPull(context.Background(), gh, run)
 	if err != nil {
 		t.Fatal(err)
 	}

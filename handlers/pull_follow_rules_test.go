@@ -14,6 +14,32 @@ import (
 	"github.com/pitcrew/pitcrew/runs"
 )
 
+// endedRun is a run of kind on key, started from issue (its subject),
+// whose session ses ended with what end sets.
+func endedRun(t *testing.T, b Base, kind runs.Kind, key string, issue int, ses string, end func(*runs.Run)) runs.Run {
+	t.Helper()
+	ctx := context.Background()
+	run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: key, Kind: kind, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: issue, About: "test/a_test.exs:1"},
+		time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: issue})
+	if err == nil {
+		run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = ses })
+	}
+	if err == nil {
+		run, err = b.Ledger.Move(ctx, run, runs.Completed, end)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// fixedIn ends a run with a fix in pull request url.
+func fixedIn(url string) func(*runs.Run) {
+	return func(r *runs.Run) { r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: url} }
+}
+
+const pull77 = "https://github.com/hexpm/hexpm/pull/77"
+
 // Which pull requests pitcrew follows and what it makes of them, decided
 // by the follow step alone: no HTTP, a struct fake of GitHub.
 func TestWhatFollowingAPullRequestDoes(t *testing.T) {
@@ -57,29 +83,19 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 				gh.Pulls[77] = *c.pull
 			}
 			b := ruleBase(t, gh, &startedSessions{})
-			run, _, err := b.Ledger.Claim(context.Background(), runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: c.kind, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: 3}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err = b.Ledger.Move(context.Background(), run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_1" })
-			if err == nil {
-				run, err = b.Ledger.Move(context.Background(), run, runs.Completed, func(r *runs.Run) {
-					r.AnswerPRs = c.answerPRs
-					if c.prURL != "" {
-						r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: c.prURL}
-					}
-				})
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := endedRun(t, b, c.kind, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_1", func(r *runs.Run) {
+				r.AnswerPRs = c.answerPRs
+				if c.prURL != "" {
+					fixedIn(c.prURL)(r)
+				}
+			})
 			if followsPull(run) != c.follows {
 				t.Fatalf("follows %v, want %v", followsPull(run), c.follows)
 			}
 			if !c.follows {
 				return
 			}
-			run, err = b.followPull(context.Background(), gh, run)
+			run, err := b.followPull(context.Background(), gh, run)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,18 +134,7 @@ func TestAnEvidenceCheckRunWhoseRecordWasLostIsNotCreatedTwice(t *testing.T) {
 		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: head}}}
 	b := ruleBase(t, gh, &startedSessions{})
 	ctx := context.Background()
-	run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: runs.KindFlaky, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: 3}, time.Hour, 100, runs.Subject{})
-	if err == nil {
-		run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_1" })
-	}
-	if err == nil {
-		run, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) {
-			r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77"}
-		})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := endedRun(t, b, runs.KindFlaky, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_1", fixedIn(pull77))
 
 	lost, cancel := context.WithCancel(ctx)
 	gh.AfterWrite = func(call string) {
@@ -141,7 +146,7 @@ func TestAnEvidenceCheckRunWhoseRecordWasLostIsNotCreatedTwice(t *testing.T) {
 		t.Fatal("the attempt whose record was lost succeeded")
 	}
 	gh.AfterWrite = nil
-	run, err = b.followPull(ctx, gh, run)
+	run, err := b.followPull(ctx, gh, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,18 +167,7 @@ func TestAPullRequestNamedByALaterRunIsHandedOver(t *testing.T) {
 	b := ruleBase(t, gh, &startedSessions{})
 	ctx := context.Background()
 	ended := func(key string, issue int) runs.Run {
-		run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: key, Kind: runs.KindFlaky, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: issue}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: issue})
-		if err == nil {
-			run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = "ses_" + key })
-		}
-		if err == nil {
-			run, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) {
-				r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77"}
-			})
-		}
-		if err == nil {
-			run, err = b.followPull(ctx, gh, run)
-		}
+		run, err := b.followPull(ctx, gh, endedRun(t, b, runs.KindFlaky, key, issue, "ses_"+key, fixedIn(pull77)))
 		if err != nil {
 			t.Fatal(err)
 		}
