@@ -39,6 +39,32 @@ type Comment struct {
 	Body           string
 }
 
+// Ignored reports, from a verified delivery's body, one its handler would
+// ignore: an issue_comment that is no command of someone the repository
+// knows (pitcrew's own comments and each edit of them, people talking,
+// strangers). The intake then answers it without storing it. A body that
+// does not decode is left to the handler, which says why.
+func Ignored(event string, body []byte) bool {
+	if event != "issue_comment" {
+		return false
+	}
+	_, _, act, err := commentCommand(body)
+	return err == nil && !act
+}
+
+// commentCommand reads a comment's command; act is false for a comment
+// that is none (see ParseComment), holds none, or whose author the
+// repository does not know: on a public repository, anyone, and answering
+// each would let a crowd make pitcrew write.
+func commentCommand(payload []byte) (ev Comment, cmd commands.Command, act bool, err error) {
+	ev, ok, err := ParseComment(payload)
+	if err != nil || !ok {
+		return ev, cmd, false, err
+	}
+	cmd, ok = commands.First(ev.Body)
+	return ev, cmd, ok && maintainer[ev.Association], nil
+}
+
 // ParseComment reads an issue_comment event; ok is false unless a person
 // (not a bot) created a comment, for an installation. An edited comment is
 // not read: a command edited in after the fact is not a new command.
@@ -63,21 +89,11 @@ func ParseComment(payload []byte) (ev Comment, ok bool, err error) {
 // Handle implements githubapp.EventHandler: one command per comment, acted
 // on once, from people with write access only.
 func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
-	ev, ok, err := ParseComment(payload)
+	ev, cmd, act, err := commentCommand(payload)
 	if err != nil {
 		return queue.Permanent(err)
 	}
-	if !ok {
-		return nil
-	}
-	cmd, ok := commands.First(ev.Body)
-	if !ok {
-		return nil
-	}
-	if !maintainer[ev.Association] {
-		// Someone the repository does not know: on a public repository,
-		// anyone. Answering each would let a crowd make pitcrew write.
-		logFor(ctx).Info().Str("author", ev.Author).Str("association", ev.Association).Msg("ignoring a command from outside the repository")
+	if !act {
 		return nil
 	}
 	gh, err := h.Clients.Installation(ev.InstallationID)

@@ -35,10 +35,33 @@ func TestParseComment(t *testing.T) {
 	}
 }
 
+func TestTheIntakeStoresOnlyCommentsWithACommand(t *testing.T) {
+	stranger := strings.Replace(string(testenv.CommentEvent(t, "someone", 12, 3, "/pitcrew retry", false)), `"author_association":"OWNER"`, `"author_association":"NONE"`, -1)
+	for _, c := range []struct {
+		name    string
+		event   string
+		body    []byte
+		ignored bool
+	}{
+		{"a writer's command", "issue_comment", testenv.CommentEvent(t, "alice", 12, 1, "/pitcrew retry", false), false},
+		{"people talking", "issue_comment", testenv.CommentEvent(t, "alice", 12, 2, "shall we /pitcrew retry?", false), true},
+		{"pitcrew's own comment", "issue_comment", testenv.CommentEvent(t, "pitcrew[bot]", 12, 3, "`/pitcrew retry` starts a new run", false), true},
+		{"a stranger's command", "issue_comment", []byte(stranger), true},
+		{"an edit", "issue_comment", []byte(strings.Replace(string(testenv.CommentEvent(t, "alice", 12, 4, "/pitcrew retry", false)), `"action":"created"`, `"action":"edited"`, 1)), true},
+		{"a body that does not decode: the handler says why", "issue_comment", []byte(`{"action":1}`), false},
+		{"another event", "issues", testenv.CommentEvent(t, "alice", 12, 5, "no command", false), false},
+	} {
+		if got := Ignored(c.event, c.body); got != c.ignored {
+			t.Errorf("%s: ignored %v, want %v", c.name, got, c.ignored)
+		}
+	}
+}
+
 func FuzzParseComment(f *testing.F) {
 	f.Add(testenv.CommentEvent(f, "alice", 12, 901, "/pitcrew retry", true))
 	f.Add(testenv.CommentEvent(f, "dependabot[bot]", 3, 1, "/pitcrew help", false))
 	f.Fuzz(func(t *testing.T, payload []byte) {
+		Ignored("issue_comment", payload)
 		ev, ok, _ := ParseComment(payload)
 		if ok && (ev.Issue <= 0 || ev.ID <= 0 || ev.InstallationID <= 0 || ev.Author == "" || strings.HasSuffix(ev.Author, "[bot]") || ev.Repo.Name == "") {
 			t.Fatalf("comment %+v", ev)

@@ -39,7 +39,12 @@ type Intake struct {
 	Queue     *asynq.Client
 	Inspector *asynq.Inspector
 	Events    []string // the events the worker has handlers for
-	Metrics   *metrics.Metrics
+	// Ignored reports, from a verified body alone, a delivery its handler
+	// would ignore: answered 200 and not stored, so that what pitcrew
+	// itself writes (every status comment edit is an issue_comment event)
+	// does not come back as queued work.
+	Ignored func(event string, body []byte) bool
+	Metrics *metrics.Metrics
 	// Unverified bounds what bodies not yet verified may hold.
 	Unverified *Budget
 }
@@ -81,7 +86,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(err)
 		return
 	}
-	if !slices.Contains(in.Events, event) {
+	if !slices.Contains(in.Events, event) || in.Ignored != nil && in.Ignored(event, d.body()) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}

@@ -121,7 +121,8 @@ func NewApp(o Options) (*App, error) {
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	unverified := &hook.Budget{}
-	intake := &hook.Intake{Secret: []byte(o.WebhookSecret), Queue: tasks, Inspector: inspector, Events: worker.Events(), Metrics: counters, Unverified: unverified}
+	intake := &hook.Intake{Secret: []byte(o.WebhookSecret), Queue: tasks, Inspector: inspector, Events: worker.Events(), Metrics: counters, Unverified: unverified,
+		Ignored: handlers.Ignored}
 
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
