@@ -32,8 +32,9 @@ var followUpConfig = repoconfig.Section[FollowUpConfig]{
 // followUp sends the session of run runID of repo the follow-up prompt
 // name renders from input, within followups.max_per_run, and shows the run
 // again; refusal says why it did not (past the cap, a run that cannot take
-// one, a configuration that cannot be used).
-func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo, runID string, f runs.FollowUp, name string, input any) (refusal string, err error) {
+// one, a configuration that cannot be used). show is false when the
+// caller's next write shows the run anyway.
+func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo, runID string, f runs.FollowUp, name string, input any, show bool) (refusal string, err error) {
 	run, err := b.Ledger.Get(ctx, runID)
 	if err != nil {
 		return "", err
@@ -65,7 +66,7 @@ func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo,
 	if errors.Is(err, runs.ErrFollowUpRefused) {
 		return "Nothing was sent: " + publish.Text(err.Error(), 300) + ".", nil
 	}
-	if err != nil {
+	if err != nil || !show {
 		return "", err
 	}
 	return "", b.Publish.Subjects(ctx, gh, resumed, runs.Subject{})

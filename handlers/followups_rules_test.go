@@ -209,11 +209,11 @@ func TestAFollowUpSentBeforeACrashIsNotAnsweredAsRefused(t *testing.T) {
 	b := ruleBase(t, gh, sb)
 	run := endedFixWithPull(t, b, gh, 0)
 	f := runs.FollowUp{Reason: "the review by `alice`", Source: "review:500"}
-	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}); err != nil || refusal != "" {
+	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}, true); err != nil || refusal != "" {
 		t.Fatalf("first: %q %v", refusal, err)
 	}
 	// The crash: the review is not marked done; its delivery comes again.
-	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}); err != nil || refusal != "" {
+	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}, true); err != nil || refusal != "" {
 		t.Fatalf("again: %q %v", refusal, err)
 	}
 	if len(sb.messages["ses_fix"]) != 1 {

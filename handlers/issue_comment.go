@@ -173,7 +173,7 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 // that opened it, as a reviewer's data.
 func (h *IssueComment) commentFollowUp(ctx context.Context, gh github.Client, ev Comment, runID string) (string, error) {
 	f := runs.FollowUp{Reason: "the comment by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
-	return h.followUp(ctx, gh, ev.Repo, runID, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body})
+	return h.followUp(ctx, gh, ev.Repo, runID, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body}, true)
 }
 
 // helpText is the answer to /pitcrew help, and to a command pitcrew does

@@ -30,5 +30,5 @@ func (b *Base) openPR(ctx context.Context, gh github.Client, ev Comment) (string
 		return "Nothing was sent: pitcrew has no slow-query report of this merge to open a change from.", nil
 	}
 	f := runs.FollowUp{Reason: "`/pitcrew open-pr` by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
-	return b.followUp(ctx, gh, ev.Repo, report.ID, f, "open-pr", prompts.OpenPRInput{PR: ev.Issue, Files: publish.MigrationOf(*report).Files})
+	return b.followUp(ctx, gh, ev.Repo, report.ID, f, "open-pr", prompts.OpenPRInput{PR: ev.Issue, Files: publish.MigrationOf(*report).Files}, true)
 }

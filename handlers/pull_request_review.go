@@ -77,13 +77,15 @@ func (h *PullRequestReview) Handle(ctx context.Context, _, _ string, payload []b
 	if err != nil {
 		return err
 	}
-	if ev.State != "commented" {
-		if err := h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }}); err != nil {
+	if ev.State == "commented" || ev.State == "changes_requested" {
+		// The follow-up first, unshown when a verdict follows: the
+		// verdict's edit shows both.
+		if err := h.reviewFollowUp(ctx, gh, ev, ev.State == "commented"); err != nil {
 			return err
 		}
 	}
-	if ev.State != "commented" && ev.State != "changes_requested" {
+	if ev.State == "commented" {
 		return nil
 	}
-	return h.reviewFollowUp(ctx, gh, ev)
+	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }})
 }

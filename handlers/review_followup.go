@@ -15,8 +15,8 @@ import (
 // opened it, when the review or one of its inline comments has a /pitcrew
 // line: the review's text and each inline comment with its file and line,
 // as a reviewer's data. Once per review, from people with write access,
-// within followups.max_per_run.
-func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review) error {
+// within followups.max_per_run. show is as for followUp.
+func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review, show bool) error {
 	runID, err := b.Ledger.PullRun(ctx, ev.Repo.String(), ev.Number)
 	if err != nil || runID == "" {
 		return err
@@ -37,7 +37,7 @@ func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review) 
 	}
 	source := fmt.Sprintf("review:%d", ev.ID)
 	return b.once(ctx, ev.Repo, source, func() error {
-		answer, err := b.sendReview(ctx, gh, ev, runID, source, notes, ack)
+		answer, err := b.sendReview(ctx, gh, ev, runID, source, notes, ack, show)
 		if err != nil || answer == "" {
 			return err
 		}
@@ -47,7 +47,7 @@ func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review) 
 
 // sendReview checks the reviewer may ask, then sends the follow-up; it
 // says why when it sends nothing.
-func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runID, source string, notes []github.ReviewComment, ack int64) (string, error) {
+func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runID, source string, notes []github.ReviewComment, ack int64, show bool) (string, error) {
 	perm, err := gh.Permission(ctx, ev.Repo, ev.Reviewer)
 	if err != nil {
 		return "", err
@@ -65,5 +65,5 @@ func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runI
 		in.Comments = append(in.Comments, prompts.ReviewComment{Path: n.Path, Line: n.Line, Body: n.Body})
 	}
 	f := runs.FollowUp{Reason: "the review by " + publish.Code(ev.Reviewer, 100), Source: source}
-	return b.followUp(ctx, gh, ev.Repo, runID, f, "review", in)
+	return b.followUp(ctx, gh, ev.Repo, runID, f, "review", in, show)
 }

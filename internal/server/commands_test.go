@@ -103,7 +103,11 @@ func TestAReviewGoesBackToTheRunThatOpenedThePullRequest(t *testing.T) {
 	}
 	h.eventually("the follow-up sent", func() bool { return len(h.sandbox.Messages("ses_1")) == 1 })
 	h.eventually("the review handled", h.handled("pull_request_review", 1))
-	t.Logf("GitHub calls for the review: %v", h.callsSince(calls))
+	got := h.callsSince(calls)
+	t.Logf("GitHub calls for the review: %v", got)
+	if got[opEditComment] != 1 || len(got) != 4 {
+		t.Errorf("GitHub calls for the review: %v, want its inline comments, the permission, the reaction and one edit", got)
+	}
 	if !h.gh.Reacted("hexpm/hexpm", 60001, "eyes") {
 		t.Error("the inline comment with the command is not acknowledged with eyes")
 	}
@@ -114,6 +118,9 @@ func TestAReviewGoesBackToTheRunThatOpenedThePullRequest(t *testing.T) {
 		}
 	}
 	h.eventually("the iteration on the issue", h.commentContains(30, "💬 iteration 1 of 3: the review by `alice` · the agent is working on it"))
+	if body := h.statusComment(30).Body; !strings.Contains(body, "changes requested") {
+		t.Errorf("the one edit lacks the review's verdict:\n%s", body)
+	}
 
 	second := strings.Replace(fixedAnswer, `"cause": "An async test changed`, `"cause": "Now waits for the message; an async test changed`, 1)
 	h.finish("ses_1", sandbox.StatusCompleted, second)
