@@ -51,13 +51,11 @@ type Relay struct {
 // error page or a silent connection is followed by a new connection, after
 // a wait growing from half a second to a minute.
 func (r *Relay) Run(ctx context.Context) error {
-	if _, err := url.Parse(r.URL); err != nil {
+	u, err := url.Parse(r.URL)
+	if err != nil {
 		return err
 	}
-	host := r.URL
-	if u, err := url.Parse(r.URL); err == nil {
-		host = u.Host // the path is the channel: whoever knows it reads the deliveries
-	}
+	host := u.Host // the path is the channel: whoever knows it reads the deliveries
 	r.Log.Info().Str("relay", host).Msg("reading webhooks from the relay channel")
 	wait := 500 * time.Millisecond
 	for ctx.Err() == nil {
