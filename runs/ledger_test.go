@@ -118,20 +118,6 @@ func TestLockExcludes(t *testing.T) {
 	}
 }
 
-func TestSightingsCountEachOccurrenceOnce(t *testing.T) {
-	ctx := context.Background()
-	l := NewLedger(testenv.Redis(t))
-	for _, o := range []struct{ occ, commit string }{{"1/1", "aaa"}, {"1/1", "aaa"}, {"2/1", "aaa"}, {"3/2", "bbb"}} {
-		if _, err := l.RecordSighting(ctx, "k", o.occ, o.commit); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := l.RecordSighting(ctx, "k", "3/2", "bbb")
-	if err != nil || s.Count != 3 || s.Commits != 2 || s.FirstSeen.IsZero() {
-		t.Fatalf("%+v %v", s, err)
-	}
-}
-
 func TestDailyLimit(t *testing.T) {
 	ctx := context.Background()
 	l := NewLedger(testenv.Redis(t))

@@ -3,52 +3,189 @@ package runs
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Sighting is how often pitcrew has seen one test flake.
+// Sighting is how often pitcrew has seen one test flake, and where last.
 type Sighting struct {
 	Count     int64
 	FirstSeen time.Time
 	LastSeen  time.Time
-	Commits   int64 // distinct commits it flaked on
+	Commits   int64  // distinct commits it flaked on
+	Commit    string // the last commit it flaked on; "" when seen in an issue only
+	Where     string // the last CI run or issue it was seen in (a web URL)
+	// Name and Module are the ExUnit test's, as its CI log printed them
+	// (untrusted text); "" when only an issue named the test.
+	Name, Module string
 }
 
+// Seen is one sighting of a test, as a signal reports it.
+type Seen struct {
+	Key        string // the test's idempotency key
+	Occurrence string // a failed CI attempt ("workflow_run:<id>/<attempt>") or an issue ("issue:<n>")
+	Commit     string
+	Where      string
+	Name       string
+	Module     string
+}
+
+// SightingsKept is how long a test's sightings, and its day-by-day
+// history, are kept after the last one.
+const SightingsKept = 90 * 24 * time.Hour
+
+// maxTestsPerRepo bounds the tests a repository's index of flaky tests keeps
+// (the most recently seen).
+const maxTestsPerRepo = 1000
+
+func (l *Ledger) flakyTestsKey(repo string) string {
+	return l.prefix + "flaky-tests:" + strings.ToLower(repo)
+}
+func (l *Ledger) flakyReposKey() string         { return l.prefix + "flaky-repos" }
+func (l *Ledger) sightingKey(key string) string { return l.prefix + "seen:" + key }
+
 // sightingScript counts one sighting of a test, once per occurrence (a
-// retried task or a redelivered event counts nothing twice).
+// retried task or a redelivered event counts nothing twice): its totals, its
+// count for the day (ARGV[9], days since 1970; days past the kept 90 are
+// dropped), and its place in the repository's index (KEYS[5], by last
+// sighting) and the index's in the list of repositories (KEYS[6]).
 var sightingScript = redis.NewScript(`
+local now, ttl, day = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[9])
 if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], 'count', 1)
-  redis.call('HSETNX', KEYS[1], 'first_seen', ARGV[3])
-  redis.call('HSET', KEYS[1], 'last_seen', ARGV[3])
-  redis.call('SADD', KEYS[3], ARGV[2])
+  redis.call('HSETNX', KEYS[1], 'first_seen', now)
+  redis.call('HSET', KEYS[1], 'last_seen', now, 'where', ARGV[5], 'commit', ARGV[2])
+  if ARGV[2] ~= '' then redis.call('SADD', KEYS[3], ARGV[2]) end
+  if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'name', ARGV[6], 'module', ARGV[7]) end
+  redis.call('HINCRBY', KEYS[4], day, 1)
+  if redis.call('HLEN', KEYS[4]) > 90 then
+    for _, d in ipairs(redis.call('HKEYS', KEYS[4])) do
+      if tonumber(d) <= day - 90 then redis.call('HDEL', KEYS[4], d) end
+    end
+  end
+  redis.call('ZADD', KEYS[5], now, ARGV[8])
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now - ttl)
+  redis.call('ZREMRANGEBYRANK', KEYS[5], 0, -tonumber(ARGV[11]) - 1)
+  redis.call('ZADD', KEYS[6], now, ARGV[10])
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - ttl)
 end
-redis.call('EXPIRE', KEYS[1], ARGV[4]); redis.call('EXPIRE', KEYS[2], ARGV[4]); redis.call('EXPIRE', KEYS[3], ARGV[4])
+for i = 1, 5 do redis.call('EXPIRE', KEYS[i], ttl) end
 local f = redis.call('HMGET', KEYS[1], 'count', 'first_seen', 'last_seen')
 return {f[1], f[2], f[3], redis.call('SCARD', KEYS[3])}
 `)
 
-// RecordSighting counts that the test with idempotency key key flaked in
-// occurrence (e.g. "<workflow run id>/<attempt>") on commit, and returns
-// the totals. Sightings are kept for 90 days after the last one.
-func (l *Ledger) RecordSighting(ctx context.Context, key, occurrence, commit string) (Sighting, error) {
-	base := l.prefix + "seen:" + key
-	res, err := sightingScript.Run(ctx, l.rdb, []string{base, base + ":occurrences", base + ":commits"},
-		occurrence, commit, l.now().Unix(), int64(90*24*time.Hour/time.Second)).Slice()
+// RecordSighting counts that a test of repo flaked (see Seen), and returns
+// its totals.
+func (l *Ledger) RecordSighting(ctx context.Context, repo string, s Seen) (Sighting, error) {
+	base := l.sightingKey(s.Key)
+	now := l.now()
+	res, err := sightingScript.Run(ctx, l.rdb,
+		[]string{base, base + ":occurrences", base + ":commits", base + ":days", l.flakyTestsKey(repo), l.flakyReposKey()},
+		s.Occurrence, s.Commit, now.Unix(), int64(SightingsKept/time.Second), s.Where, s.Name, s.Module, s.Key,
+		now.Unix()/86400, strings.ToLower(repo), maxTestsPerRepo).Slice()
 	if err != nil {
 		return Sighting{}, err
 	}
-	num := func(v any) int64 {
-		switch x := v.(type) {
-		case int64:
-			return x
-		case string:
-			n, _ := strconv.ParseInt(x, 10, 64)
-			return n
-		}
-		return 0
+	return Sighting{Count: toInt(res[0]), FirstSeen: time.Unix(toInt(res[1]), 0).UTC(), LastSeen: time.Unix(toInt(res[2]), 0).UTC(), Commits: toInt(res[3]),
+		Commit: s.Commit, Where: s.Where, Name: s.Name, Module: s.Module}, nil
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
 	}
-	return Sighting{Count: num(res[0]), FirstSeen: time.Unix(num(res[1]), 0).UTC(), LastSeen: time.Unix(num(res[2]), 0).UTC(), Commits: num(res[3])}, nil
+	return 0
+}
+
+// FlakyTest is one test of a repository's index of flaky tests: its
+// sightings, day by day, and the run its key points at now.
+type FlakyTest struct {
+	Key      string
+	Sighting Sighting
+	// Days counts its sightings by day (days since 1970, UTC), for the
+	// last 90 days.
+	Days map[int64]int64
+	Run  *Run // nil when no run was ever claimed, or its record expired
+}
+
+// Recent is its sightings per day over the last n days up to now, oldest
+// first.
+func (t FlakyTest) Recent(now time.Time, n int) []int64 {
+	out := make([]int64, n)
+	today := now.Unix() / 86400
+	for i := range out {
+		out[i] = t.Days[today-int64(n-1-i)]
+	}
+	return out
+}
+
+// flakyTestsScript reads the most recently seen tests of a repository's
+// index with their sightings and current run, in one round trip.
+var flakyTestsScript = redis.NewScript(`
+local p = ARGV[2]
+local out = {redis.call('ZCARD', KEYS[1])}
+for _, k in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)) do
+  local base = p .. 'seen:' .. k
+  local id = redis.call('GET', p .. 'key:' .. k) or ''
+  local run = {'', ''}
+  if id ~= '' then run = redis.call('HMGET', p .. 'run:' .. id, 'state', 'json') end
+  table.insert(out, {k, redis.call('HGETALL', base), redis.call('HGETALL', base .. ':days'), redis.call('SCARD', base .. ':commits'), id, run[1] or '', run[2] or ''})
+end
+return out
+`)
+
+// FlakyTests reads the limit most recently seen tests of repo, and how
+// many the index holds in all.
+func (l *Ledger) FlakyTests(ctx context.Context, repo string, limit int) ([]FlakyTest, int, error) {
+	res, err := flakyTestsScript.Run(ctx, l.rdb, []string{l.flakyTestsKey(repo)}, limit, l.prefix).Slice()
+	if err != nil {
+		return nil, 0, err
+	}
+	total := int(toInt(res[0]))
+	var tests []FlakyTest
+	for _, row := range res[1:] {
+		f, _ := row.([]any)
+		if len(f) != 7 {
+			continue
+		}
+		t := FlakyTest{Key: str(f[0]), Days: map[int64]int64{}}
+		h := pairs(f[1])
+		if h["count"] == "" {
+			continue // the test's sightings expired before the index did
+		}
+		t.Sighting = Sighting{Count: toInt(h["count"]), FirstSeen: time.Unix(toInt(h["first_seen"]), 0).UTC(), LastSeen: time.Unix(toInt(h["last_seen"]), 0).UTC(),
+			Commits: toInt(f[3]), Commit: h["commit"], Where: h["where"], Name: h["name"], Module: h["module"]}
+		for d, n := range pairs(f[2]) {
+			t.Days[toInt(d)] = toInt(n)
+		}
+		if run, err := decodeRun(str(f[4]), str(f[5]), str(f[6])); err == nil {
+			t.Run = &run
+		}
+		tests = append(tests, t)
+	}
+	return tests, total, nil
+}
+
+// FlakyRepos lists the repositories with a test seen flaking in the last
+// 90 days (lower-cased), most recent first.
+func (l *Ledger) FlakyRepos(ctx context.Context, limit int64) ([]string, error) {
+	return l.rdb.ZRevRange(ctx, l.flakyReposKey(), 0, limit-1).Result()
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// pairs reads an HGETALL reply a script returned (a flat list).
+func pairs(v any) map[string]string {
+	list, _ := v.([]any)
+	out := map[string]string{}
+	for i := 0; i+1 < len(list); i += 2 {
+		out[str(list[i])] = str(list[i+1])
+	}
+	return out
 }
