@@ -41,6 +41,9 @@ type Base struct {
 	Runs    *runs.Starter
 	Finish  *runs.Finisher
 	Publish *publish.Writer
+	// Dashboards schedules refreshes of the flaky-tests dashboards (nil:
+	// none are kept).
+	Dashboards DashboardScheduler
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
 	Now     func() time.Time
@@ -56,6 +59,7 @@ func NewBase(b Base) Base {
 	b.Runs = &runs.Starter{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Metrics: b.Metrics, SafeURL: publish.SafeURL, Now: b.Now}
 	b.Finish = &runs.Finisher{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Metrics: b.Metrics, Text: publish.Text, SafeURL: publish.SafeURL}
 	b.Publish = &publish.Writer{Ledger: b.Ledger, Now: b.Now, Renderer: func(job string) runs.Renderer { return jobOf(runs.Kind(job)).Render }}
+	b.Publish.Shown = b.runShown
 	return b
 }
 

@@ -34,6 +34,7 @@ type PassedCheck struct {
 	HeadSHA        string
 	Origin         CommitOrigin
 	Text           string // its output (summary and text): the passing run's log
+	URL            string // its page, Markdown-safe
 }
 
 // ParsePassedCheck reads a check_run event; ok is false unless it is a
@@ -65,7 +66,7 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 		return PassedCheck{}, false, nil
 	}
 	return PassedCheck{InstallationID: raw.GetInstallation().GetID(), Repo: repo, ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), Origin: origin,
-		Text: c.GetOutput().GetSummary() + "\n" + c.GetOutput().GetText()}, true, nil
+		Text: c.GetOutput().GetSummary() + "\n" + c.GetOutput().GetText(), URL: publish.SafeURL(c.GetHTMLURL())}, true, nil
 }
 
 // Handle implements githubapp.EventHandler.
@@ -119,7 +120,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 		logs = append(logs, l)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
-	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("check", ev.Name)}, logs, cfg)
+	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("check", ev.Name), URL: ev.URL}, logs, cfg)
 }
 
 func pullHeadRepoIDs(prs []*gogithub.PullRequest) []int64 {

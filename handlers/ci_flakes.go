@@ -24,6 +24,7 @@ type ciSignal struct {
 	Delivery       string
 	Subject        runs.Subject // the check run that reports on it
 	What           string       // Markdown naming the CI (ciWhat), for the check run's text
+	URL            string       // the CI run's page, Markdown-safe (publish.SafeURL); "" when unknown
 }
 
 // ciLog is what one failed job's log held.
@@ -100,7 +101,8 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 				continue
 			}
 			seen[ref] = true
-			sighting, err := b.Ledger.RecordSighting(ctx, FlakyKey(sig.Subject.Repo, ref), l.Occurrence, sig.Subject.Commit)
+			sighting, err := b.Ledger.RecordSighting(ctx, sig.Subject.Repo, runs.Seen{Key: FlakyKey(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
+				Commit: sig.Subject.Commit, Where: sig.URL, Name: publish.Line(f.Test, 200), Module: publish.Line(f.Module, 200)})
 			if err != nil {
 				return err
 			}
@@ -130,6 +132,9 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 		notice = "The failed attempt's logs show no ExUnit test failures: the failure was probably in the infrastructure (a timeout, a runner or network error). No fix was started."
 	}
 	logFor(ctx).Info().Int("tests", len(entries)).Int("logs", len(logs)).Msg("read the failed attempts")
+	if len(entries) > 0 {
+		b.dashboardChanged(ctx, sig.Subject.Repo, sig.InstallationID)
+	}
 	if flakyConfig.Of(cfg).TrackIssues {
 		repo, _ := github.ParseRepo(sig.Subject.Repo)
 		for _, e := range entries {

@@ -15,8 +15,9 @@ import (
 // flakyJob reproduces and fixes one flaky test; a label, a CI rerun that
 // passed, or a CI job that retried its tests asks for it.
 var flakyJob = Job{
-	Job:    runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus, Evidence: evidence.JobFlaky, RunLog: evidence.RunLogName},
-	Config: flakyConfig,
+	Job:       runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus, Evidence: evidence.JobFlaky, RunLog: evidence.RunLogName},
+	Config:    flakyConfig,
+	Dashboard: true,
 	Retry: func(run runs.Run, cfg repoconfig.Config) (any, error) {
 		ref, err := exunit.ParseTestRef(run.About)
 		if err != nil {
@@ -42,6 +43,9 @@ type FlakyConfig struct {
 	// InJobRetries looks for jobs that passed after their tests failed
 	// (mix test || mix test --failed): one extra call per workflow run.
 	InJobRetries bool `yaml:"in_job_retries"`
+	// Dashboard keeps the repository's "Flaky tests dashboard" issue up
+	// to date; off, the issue is left as it is.
+	Dashboard bool `yaml:"dashboard"`
 	// Verify is how a fix's pull request is verified: "independent" (a
 	// separate session runs the test on its base and head) or "off".
 	Verify string `yaml:"verify"`
@@ -53,7 +57,7 @@ const VerifyIndependent = "independent"
 var flakyConfig = repoconfig.Section[FlakyConfig]{
 	Key: "flaky",
 	Defaults: func() FlakyConfig {
-		return FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent}
+		return FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent, Dashboard: true}
 	},
 	Check: func(f FlakyConfig) error {
 		switch {

@@ -39,19 +39,6 @@ type Comment struct {
 	Body           string
 }
 
-// Ignored reports, from a verified delivery's body, one its handler would
-// ignore: an issue_comment that is no command of someone the repository
-// knows (pitcrew's own comments and each edit of them, people talking,
-// strangers). The intake then answers it without storing it. A body that
-// does not decode is left to the handler, which says why.
-func Ignored(event string, body []byte) bool {
-	if event != "issue_comment" {
-		return false
-	}
-	_, _, act, err := commentCommand(body)
-	return err == nil && !act
-}
-
 // commentCommand reads a comment's command; act is false for a comment
 // that is none (see ParseComment), holds none, or whose author the
 // repository does not know: on a public repository, anyone, and answering

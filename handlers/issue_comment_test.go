@@ -35,7 +35,7 @@ func TestParseComment(t *testing.T) {
 	}
 }
 
-func TestTheIntakeStoresOnlyCommentsWithACommand(t *testing.T) {
+func TestTheIntakeStoresOnlyWhatAHandlerActsOn(t *testing.T) {
 	stranger := strings.Replace(string(testenv.CommentEvent(t, "someone", 12, 3, "/pitcrew retry", false)), `"author_association":"OWNER"`, `"author_association":"NONE"`, -1)
 	for _, c := range []struct {
 		name    string
@@ -49,7 +49,13 @@ func TestTheIntakeStoresOnlyCommentsWithACommand(t *testing.T) {
 		{"a stranger's command", "issue_comment", []byte(stranger), true},
 		{"an edit", "issue_comment", []byte(strings.Replace(string(testenv.CommentEvent(t, "alice", 12, 4, "/pitcrew retry", false)), `"action":"created"`, `"action":"edited"`, 1)), true},
 		{"a body that does not decode: the handler says why", "issue_comment", []byte(`{"action":1}`), false},
-		{"another event", "issues", testenv.CommentEvent(t, "alice", 12, 5, "no command", false), false},
+		{"an issue labelled", "issues", testenv.LabeledEvent(t, "bug", "alice", 12, "x", "y"), false},
+		{"an issue opened", "issues", []byte(strings.Replace(string(testenv.LabeledEvent(t, "bug", "alice", 12, "x", "y")), `"action":"labeled"`, `"action":"opened"`, 1)), true},
+		{"a person's edit of the dashboard", "issues", testenv.DashboardEditEvent(t, "alice", 500, "- [x] a"), false},
+		{"pitcrew's own edit of the dashboard", "issues", testenv.DashboardEditEvent(t, "pitcrew[bot]", 500, "- [ ] a"), true},
+		{"an edit of another issue", "issues", testenv.Event(t, "issues.edited.json", func(map[string]any) {}), true},
+		{"an issues body that does not decode", "issues", []byte(`{"action":`), false},
+		{"another event", "push", testenv.CommentEvent(t, "alice", 12, 5, "no command", false), false},
 	} {
 		if got := Ignored(c.event, c.body); got != c.ignored {
 			t.Errorf("%s: ignored %v, want %v", c.name, got, c.ignored)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
@@ -114,6 +115,14 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	var entries []runs.Entry
 	var started []runs.Run
 	for _, ref := range refs {
+		// An issue a person labelled is a sighting too, counted once per
+		// issue; pitcrew's own tracking issue records a CI sighting already.
+		if !ownBot {
+			if _, err := h.Ledger.RecordSighting(ctx, repo.String(), runs.Seen{Key: FlakyKey(repo.String(), ref), Occurrence: fmt.Sprintf("issue:%d", ev.Issue),
+				Where: weburl.Issue(repo.String(), ev.Issue)}); err != nil {
+				return err
+			}
+		}
 		entry, justStarted, err := h.claimFix(ctx, fixRequest{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, Ref: ref, Config: cfg})
 		if err != nil {
 			return err
@@ -129,6 +138,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	if err != nil {
 		return err
 	}
+	h.dashboardChanged(ctx, repo.String(), ev.InstallationID)
 	// Issues that attached to a run while it was still queued show its
 	// session link once it has one.
 	for _, run := range started {

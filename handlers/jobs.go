@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
@@ -24,6 +25,9 @@ type Job struct {
 	// Ended shows a run of the job that ended, for a job whose runs are
 	// shown where another run is (nil: on the run's own subjects).
 	Ended func(b *Base, ctx context.Context, gh github.Client, run runs.Run) error
+	// Dashboard shows the job's runs on the repository's flaky-tests
+	// dashboard, beside the sightings of their tests.
+	Dashboard bool
 	// Retry rebuilds the prompt input of an ended run, for /pitcrew retry
 	// (nil: the job's runs are not started again by hand).
 	Retry func(run runs.Run, cfg repoconfig.Config) (input any, err error)
@@ -128,6 +132,36 @@ type EventHandler interface {
 
 // EventHandlers are the handlers of GitHub events, one per file.
 func EventHandlers(base Base) []EventHandler {
-	return []EventHandler{&IssueLabeled{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base}, &IssueComment{base},
+	return []EventHandler{&IssueLabeled{base}, &DashboardTick{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base}, &IssueComment{base},
 		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
+}
+
+// Ignored reports, from a verified delivery's body, one every handler of
+// its event would ignore, so that the intake answers it without storing
+// it: an issue_comment that is no command of someone the repository knows
+// (pitcrew's own comments and each edit of them, people talking,
+// strangers), an issues event that adds no label and edits no dashboard. A
+// body that does not decode is left to the handlers, which say why.
+func Ignored(event string, body []byte) bool {
+	switch event {
+	case "issue_comment":
+		_, _, act, err := commentCommand(body)
+		return err == nil && !act
+	case "issues":
+		var ev struct {
+			Action string `json:"action"`
+		}
+		if json.Unmarshal(body, &ev) != nil {
+			return false
+		}
+		switch ev.Action {
+		case "labeled":
+			return false
+		case "edited":
+			_, ok, err := ParseDashboardEdit(body)
+			return err == nil && !ok
+		}
+		return true
+	}
+	return false
 }

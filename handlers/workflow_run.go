@@ -121,7 +121,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		logs = append(earlier, logs...)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "workflow_run:" + strconv.FormatInt(ev.RunID, 10)}
-	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("workflow", ev.Workflow)}, logs, cfg)
+	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("workflow", ev.Workflow), URL: ev.URL}, logs, cfg)
 }
 
 // rerunLogs reads the failed jobs of the attempts before the passing one.

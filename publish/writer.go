@@ -20,6 +20,9 @@ type Writer struct {
 	// Renderer is the status renderer of a job (the status's Job).
 	Renderer func(job string) runs.Renderer
 	Now      func() time.Time // default time.Now
+	// Shown, when set, is told of each run Subjects shows: what else
+	// shows the run (the repository's dashboard) refreshes too.
+	Shown func(ctx context.Context, run runs.Run)
 }
 
 func (w *Writer) now() time.Time {
@@ -153,6 +156,9 @@ func (w *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, s
 // except skip; run as the ledger last wrote it names them without another
 // read (runs.Ledger.SubjectsOf).
 func (w *Writer) Subjects(ctx context.Context, gh github.Client, run runs.Run, skip runs.Subject) error {
+	if w.Shown != nil {
+		w.Shown(ctx, run)
+	}
 	subjects, err := w.Ledger.SubjectsOf(ctx, run)
 	if err != nil {
 		return err

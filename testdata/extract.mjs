@@ -165,6 +165,7 @@ console.log(`wrote openapi/github-subset.json (${operations.length} operations)`
 
 const WEBHOOKS = [
   ["issues", "labeled"],
+  ["issues", "edited"],
   ["installation", "created"],
   ["installation_repositories", "added"],
   ["workflow_run", "completed"],

@@ -63,10 +63,11 @@ type Issues interface {
 	CreateLabel(ctx context.Context, repo Repo, name, color, description string) (created bool, err error)
 	// CreateIssue opens an issue with labels and returns its number.
 	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error)
-	// FindIssue returns the number of an issue carrying label whose body
-	// contains marker, or 0.
+	// FindIssue returns the number of an issue the app opened that carries
+	// label and whose body contains marker, or 0.
 	FindIssue(ctx context.Context, repo Repo, label, marker string) (int, error)
-	// EditIssueBody replaces an issue's body.
+	// EditIssueBody replaces an issue's body; ErrIssueGone when the issue
+	// was deleted.
 	EditIssueBody(ctx context.Context, repo Repo, number int, body string) error
 	// ReactToComment puts a reaction (GitHub's content names: "eyes", "+1",
 	// ...) on a comment of an issue or pull request; reacting twice is one
@@ -196,6 +197,10 @@ var ErrPullGone = errors.New("the pull request does not exist")
 
 // ErrDiffTooLarge means GitHub refused to produce a pull request's diff.
 var ErrDiffTooLarge = errors.New("the pull request's diff is too large for GitHub to produce")
+
+// ErrIssueGone means an issue was deleted (or moved where the app cannot
+// see it).
+var ErrIssueGone = errors.New("issue no longer exists")
 
 // ErrCommentGone means a status comment was deleted by someone.
 var ErrCommentGone = errors.New("comment no longer exists")

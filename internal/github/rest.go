@@ -144,6 +144,9 @@ func (g *restGitHub) CreateIssue(ctx context.Context, repo Repo, title, body str
 
 func (g *restGitHub) EditIssueBody(ctx context.Context, repo Repo, number int, body string) error {
 	_, _, err := g.c.Issues.Edit(ctx, repo.Owner, repo.Name, number, &gogithub.IssueRequest{Body: &body})
+	if isStatus(err, http.StatusNotFound) || isStatus(err, http.StatusGone) {
+		return fmt.Errorf("editing %s#%d: %w", repo, number, ErrIssueGone)
+	}
 	if err != nil {
 		return fmt.Errorf("editing %s#%d: %w", repo, number, err)
 	}
@@ -157,7 +160,8 @@ func (g *restGitHub) FindIssue(ctx context.Context, repo Repo, label, marker str
 		return 0, fmt.Errorf("listing %s issues of %s: %w", label, repo, err)
 	}
 	for _, is := range issues {
-		if strings.Contains(is.GetBody(), marker) {
+		// Only the app's own issues: anyone who can label could write the marker.
+		if is.GetUser().GetType() == "Bot" && strings.Contains(is.GetBody(), marker) {
 			return is.GetNumber(), nil
 		}
 	}

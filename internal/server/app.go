@@ -53,6 +53,9 @@ type Options struct {
 	// sweeper reads (default 3 days).
 	MaxRunAge, StaleAfter, SweepLookBack time.Duration
 	Schedule                             queue.Schedule
+	// DashboardEvery is the window whose signals make one edit of a
+	// repository's dashboard (default 15 s).
+	DashboardEvery time.Duration
 	// ShutdownTimeout is how long tasks in flight may run after Shutdown
 	// before they are handed back to the queue; default 20 s.
 	ShutdownTimeout time.Duration
@@ -96,8 +99,11 @@ func NewApp(o Options) (*App, error) {
 	counters := metrics.New(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
 	tasks := asynq.NewClientFromRedisClient(o.Redis)
+	if o.DashboardEvery <= 0 {
+		o.DashboardEvery = 15 * time.Second
+	}
 	base := handlers.NewBase(handlers.Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
-		MaxRunAge: o.MaxRunAge})
+		MaxRunAge: o.MaxRunAge, Dashboards: dashboards{tasks, o.DashboardEvery}})
 
 	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
 	worker.Metrics = counters
@@ -115,6 +121,13 @@ func NewApp(o Options) (*App, error) {
 			return queue.Permanent(err)
 		}
 		return refresher.Refresh(ctx, task)
+	})
+	mux.HandleFunc(queue.TaskDashboard, func(ctx context.Context, t *asynq.Task) error {
+		d, err := queue.DecodeDashboard(t.Payload())
+		if err != nil {
+			return queue.Permanent(err)
+		}
+		return base.RefreshDashboard(ctx, d.Repo, d.InstallationID)
 	})
 	mux.Handle(queue.TaskReconcileRuns, &ops.Reconciler{Ledger: ledger, Queue: tasks, Metrics: counters, Now: base.Now, StaleAfter: o.StaleAfter})
 	mux.Handle(queue.TaskSweepDeliveries, &ops.DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: counters, LookBack: o.SweepLookBack})
@@ -193,6 +206,21 @@ func (a *App) Shutdown() {
 		a.server.Shutdown()
 	}
 	a.queue.Close()
+}
+
+// dashboards schedules dashboard refreshes on the queue, one per
+// repository and window.
+type dashboards struct {
+	queue *asynq.Client
+	every time.Duration
+}
+
+func (d dashboards) ScheduleDashboard(ctx context.Context, repo string, inst int64) error {
+	_, err := d.queue.EnqueueContext(ctx, queue.DashboardTask(queue.Dashboard{Repo: repo, InstallationID: inst}, d.every, time.Now()))
+	if queue.IsDuplicate(err) {
+		return nil
+	}
+	return err
 }
 
 func withLogger(next http.Handler, log zerolog.Logger) http.Handler {

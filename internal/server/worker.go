@@ -28,15 +28,15 @@ type DeliveryWorker struct {
 	Redis    redis.UniversalClient
 	Ledger   *runs.Ledger
 	Metrics  *metrics.Metrics
-	Handlers map[string]handlers.EventHandler
+	Handlers map[string][]handlers.EventHandler // each event's, in order
 }
 
 // NewDeliveryWorker indexes handlers by the events they handle.
 func NewDeliveryWorker(rdb redis.UniversalClient, ledger *runs.Ledger, list ...handlers.EventHandler) *DeliveryWorker {
-	w := &DeliveryWorker{Redis: rdb, Ledger: ledger, Handlers: map[string]handlers.EventHandler{}}
+	w := &DeliveryWorker{Redis: rdb, Ledger: ledger, Handlers: map[string][]handlers.EventHandler{}}
 	for _, h := range list {
 		for _, e := range h.Handles() {
-			w.Handlers[e] = h
+			w.Handlers[e] = append(w.Handlers[e], h)
 		}
 	}
 	return w
@@ -81,12 +81,10 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		}
 		return nil
 	}
-	h, ok := w.Handlers[event]
-	if !ok {
-		return nil
-	}
 	start := time.Now()
-	if err := h.Handle(ctx, event, id, body); err != nil {
+	// Handlers of one event act on different actions of it and are
+	// idempotent, so a retry after one failed may run them all again.
+	if err := w.handle(ctx, event, id, body); err != nil {
 		log.Error().Err(err).Msg("handling delivery failed")
 		record("failed: " + publish.Line(err.Error(), 120))
 		if github.WillNotChange(err) {
@@ -101,6 +99,15 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	// The status page's record and the mark that matters, in one round trip.
 	return w.Ledger.RecordDelivery(ctx, runs.DeliveryRecord{ID: id, Event: event, Outcome: "handled", At: time.Now().UTC()},
 		func(p redis.Pipeliner) { p.Set(ctx, queue.ProcessedKey(id), 1, queue.ProcessedTTL) })
+}
+
+func (w *DeliveryWorker) handle(ctx context.Context, event, id string, body []byte) error {
+	for _, h := range w.Handlers[event] {
+		if err := h.Handle(ctx, event, id, body); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // seen reports whether delivery id was processed already, and the id

@@ -97,6 +97,22 @@ func LabeledEvent(t testing.TB, label, sender string, issue int, title, body str
 	})
 }
 
+// DashboardEditEvent is the issues.edited Event of issue, labelled as a
+// dashboard, whose body editor (a bot when it ends in [bot]) changed to body.
+func DashboardEditEvent(t testing.TB, editor string, issue int, body string) []byte {
+	return Event(t, "issues.edited.json", func(ev map[string]any) {
+		is := ev["issue"].(map[string]any)
+		is["number"], is["title"], is["body"] = issue, "Flaky tests dashboard", body
+		is["labels"] = []any{map[string]any{"id": 1, "name": "pitcrew:dashboard", "color": "ededed", "default": false}}
+		ev["changes"] = map[string]any{"body": map[string]any{"from": "the body before"}}
+		s := ev["sender"].(map[string]any)
+		s["login"] = editor
+		if strings.HasSuffix(editor, "[bot]") {
+			s["type"] = "Bot"
+		}
+	})
+}
+
 // PushEvent is the push Event: commit after pushed to the default
 // branch, adding and modifying files.
 func PushEvent(t testing.TB, after string, added, modified []any) []byte {

@@ -674,6 +674,7 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		_ = json.Unmarshal(body, &in)
 		in["number"] = 500 + len(g.issues)
 		in["repo"] = repo
+		in["user"] = map[string]any{"login": "pitcrew[bot]", "type": "Bot"}
 		var labels []any
 		for _, l := range in["labels"].([]any) {
 			labels = append(labels, map[string]any{"name": l})

@@ -215,7 +215,7 @@ func (f *Fake) EditIssueBody(_ context.Context, _ github.Repo, number int, body 
 			return nil
 		}
 	}
-	return fmt.Errorf("githubtest: no issue #%d", number)
+	return fmt.Errorf("githubtest: no issue #%d: %w", number, github.ErrIssueGone)
 }
 
 // ReviewComments implements github.Pulls from ReviewNotes.
