@@ -114,7 +114,7 @@ func TestManifestFlowRegistersAndSwitchesToServing(t *testing.T) {
 	}
 
 	// Serving now, with the new webhook secret, without a restart.
-	payload := []byte(`{"action":"created","zen":"Keep it logically awesome."}`)
+	payload := []byte(`{"action":"labeled","zen":"Keep it logically awesome."}`)
 	if code := deliver(t, base, "after-setup-1", "secret-from-github", payload); code != http.StatusAccepted {
 		t.Fatalf("webhook after setup: %d", code)
 	}

@@ -152,8 +152,10 @@ func NewApp(o Options) (*App, error) {
 		mux.HandleFunc(s.TaskType(), func(ctx context.Context, t *asynq.Task) error { return s.Handle(ctx, &base, set, t.Payload()) })
 	}
 	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: counters, Logger: o.Logger, Unverified: unverified})
-	routes.Handle("GET /{$}", &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
-		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient})
+	status := &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
+		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient}
+	routes.Handle("GET /{$}", status)
+	routes.HandleFunc("GET /flaky", status.Flaky)
 	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	routes.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Second)

@@ -47,7 +47,9 @@ type statusRun struct {
 	Kind, State, Repo, Subject, SubjectURL, SessionURL, Age string
 }
 
-func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// admit answers a request the page may not serve, and reports whether it
+// may.
+func (p *StatusPage) admit(w http.ResponseWriter, r *http.Request) bool {
 	// Without a token only Host tells a local browser from a page whose
 	// name was rebound to 127.0.0.1, and the page is for this machine: the
 	// loopback names only, not PITCREW_PUBLIC_URL's host (a reverse proxy on
@@ -55,10 +57,17 @@ func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// browser on its own, so with one Host is not checked: behind a proxy
 	// it is whatever the proxy sets.
 	if p.Token == "" && !(hostrule.Rule{}).Check(w, r) {
-		return
+		return false
 	}
 	if !p.allowed(r) {
 		http.Error(w, "the status page needs PITCREW_STATUS_TOKEN (or a loopback address when none is set)", http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.admit(w, r) {
 		return
 	}
 	ctx := r.Context()
@@ -108,6 +117,7 @@ td,th{border-bottom:1px solid #d0d7de;padding:.2em .8em;text-align:left} h2{marg
 <h1>pitcrew{{with .App}} · {{.}}{{end}}</h1>
 <p>Installations: {{range $i, $n := .Installations}}{{if $i}}, {{end}}{{$n}}{{else}}<span class="muted">{{or .InstallationsError "none yet"}}</span>{{end}}</p>
 <p>Redis: {{if .Embedded}}embedded (state is lost on restart){{else}}external{{end}} · queue depth: <span id="depth">{{.Depth}}</span></p>
+<p><a href="/flaky">Flaky tests</a> (the dashboards of every repository)</p>
 <h2>Recent runs</h2>
 {{range $kind, $runs := .Runs}}<h3>{{$kind}}</h3><table id="runs-{{$kind}}"><tr><th>state</th><th>repository</th><th>subject</th><th>age</th><th>links</th></tr>
 {{range $runs}}<tr><td>{{.State}}</td><td>{{.Repo}}</td><td>{{.Subject}}</td><td>{{.Age}}</td><td>{{with .SubjectURL}}<a href="{{.}}">issue/PR</a>{{end}} {{with .SessionURL}}<a href="{{.}}">session</a>{{end}}</td></tr>

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -321,6 +322,18 @@ func (g *GitHub) AddCheckRun(sha, name, conclusion, summary, text string) {
 	defer g.mu.Unlock()
 	g.checkRuns = append(g.checkRuns, map[string]any{"id": int64(500 + len(g.checkRuns)), "head_sha": sha, "name": name, "status": "completed",
 		"conclusion": conclusion, "app": map[string]any{"slug": "circleci-checks"}, "output": map[string]any{"title": name, "summary": summary, "text": text}})
+}
+
+// EditIssue changes an issue's body as a person editing it would.
+func (g *GitHub) EditIssue(number int, body string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if is, ok := g.issues[number]; ok {
+		// a copy: a response may be encoding the old map
+		is = maps.Clone(is)
+		is["body"] = body
+		g.issues[number] = is
+	}
 }
 
 // Issues returns the issues pitcrew opened, by number (deep copies).
@@ -690,9 +703,11 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		}
 		var in map[string]any
 		_ = json.Unmarshal(body, &in)
+		is = maps.Clone(is) // a response may be encoding the old map
 		for k, v := range in {
 			is[k] = v
 		}
+		g.issues[n] = is
 		return 200, is
 	case "GET /repos/{owner}/{repo}/commits/{ref}/check-suites":
 		var suites []map[string]any
