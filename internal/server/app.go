@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -103,7 +105,7 @@ func NewApp(o Options) (*App, error) {
 		o.DashboardEvery = 15 * time.Second
 	}
 	base := handlers.NewBase(handlers.Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
-		MaxRunAge: o.MaxRunAge, Dashboards: dashboards{tasks, o.DashboardEvery}})
+		MaxRunAge: o.MaxRunAge, Dashboards: &dashboards{queue: tasks, every: o.DashboardEvery}})
 
 	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
 	worker.Metrics = counters
@@ -211,18 +213,40 @@ func (a *App) Shutdown() {
 }
 
 // dashboards schedules dashboard refreshes on the queue, one per
-// repository and window.
+// repository and window. Within a window a replica asks the queue once per
+// repository: the later requests are duplicates of a task already stored,
+// and asking would cost a round trip each.
 type dashboards struct {
 	queue *asynq.Client
 	every time.Duration
+
+	mu     sync.Mutex
+	window int64
+	asked  map[string]bool // repositories asked for in window
 }
 
-func (d dashboards) ScheduleDashboard(ctx context.Context, repo string, inst int64) error {
-	_, err := d.queue.EnqueueContext(ctx, queue.DashboardTask(queue.Dashboard{Repo: repo, InstallationID: inst}, d.every, time.Now()))
-	if queue.IsDuplicate(err) {
+func (d *dashboards) ScheduleDashboard(ctx context.Context, repo string, inst int64) error {
+	now := time.Now()
+	n, key := now.UnixNano()/int64(d.every), strings.ToLower(repo)
+	d.mu.Lock()
+	if n != d.window {
+		d.window, d.asked = n, map[string]bool{}
+	}
+	asked := d.asked[key]
+	d.mu.Unlock()
+	if asked {
 		return nil
 	}
-	return err
+	_, err := d.queue.EnqueueContext(ctx, queue.DashboardTask(queue.Dashboard{Repo: repo, InstallationID: inst}, d.every, now))
+	if err != nil && !queue.IsDuplicate(err) {
+		return err
+	}
+	d.mu.Lock()
+	if d.window == n {
+		d.asked[key] = true
+	}
+	d.mu.Unlock()
+	return nil
 }
 
 func withLogger(next http.Handler, log zerolog.Logger) http.Handler {
