@@ -86,13 +86,16 @@ func (b *Base) RefreshDashboard(ctx context.Context, repoName string, inst int64
 	if d.Issue == 0 && total == 0 {
 		return nil
 	}
-	if d.Note != "" && b.now().Sub(d.NoteAt) > noteShown {
-		d.Note = ""
+	note := d.Note
+	expired := note != "" && b.now().Sub(d.NoteAt) > noteShown
+	if expired {
+		note = ""
 	}
-	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: d.Note, Now: b.now()})
+	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note, Now: b.now()})
 	sum := sha256.Sum256([]byte(body))
 	digest := hex.EncodeToString(sum[:16])
 	if d.Issue != 0 && d.Digest == digest {
+		logFor(ctx).Debug().Int("issue", d.Issue).Msg("the dashboard is up to date")
 		return nil
 	}
 	if d.Issue == 0 {
@@ -117,5 +120,6 @@ func (b *Base) RefreshDashboard(ctx context.Context, repoName string, inst int64
 		}
 	}
 	d.Digest = digest
-	return b.Ledger.SaveDashboard(context.WithoutCancel(ctx), repo.String(), d)
+	logFor(ctx).Info().Int("issue", d.Issue).Int("tests", total).Msg("dashboard written")
+	return b.Ledger.SaveDashboard(context.WithoutCancel(ctx), repo.String(), d, expired)
 }

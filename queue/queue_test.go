@@ -1,8 +1,13 @@
 package queue
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
 func TestDecodeDelivery(t *testing.T) {
@@ -36,5 +41,37 @@ func TestRetryDelayBacksOffFromTwoSeconds(t *testing.T) {
 	}
 	if RetryDelay(0, nil, nil) != 2*time.Second {
 		t.Fatal("the first retry waits 2 s")
+	}
+}
+
+// A dashboard's refresh is one task per repository and window, due once
+// the window has ended, at a whole second (asynq's granularity).
+func TestADashboardRefreshIsOnePerWindowDueAfterIt(t *testing.T) {
+	rdb := testenv.Redis(t)
+	q, in := asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb)
+	every := 300 * time.Millisecond
+	now := time.Now().Add(time.Hour).Truncate(time.Second).Add(100 * time.Millisecond) // in the window from .0 to .3 s
+	enqueue := func(repo string, at time.Time) (*asynq.TaskInfo, error) {
+		return q.EnqueueContext(context.Background(), DashboardTask(Dashboard{Repo: repo, InstallationID: 1}, every, at))
+	}
+	first, err := enqueue("Hexpm/Hexpm", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := enqueue("hexpm/hexpm", now.Add(150*time.Millisecond)); !IsDuplicate(err) {
+		t.Fatalf("a second request of the window: %v", err)
+	}
+	next, err := enqueue("hexpm/hexpm", now.Add(every))
+	if err != nil || next.ID == first.ID {
+		t.Fatalf("the next window: %v %v", next, err)
+	}
+	end := now.Truncate(time.Second).Add(time.Second) // .3 s, rounded up
+	if !first.NextProcessAt.Equal(end) {
+		t.Fatalf("due at %v, want %v: after the window ends", first.NextProcessAt, end)
+	}
+	for _, id := range []string{first.ID, next.ID} {
+		if err := in.DeleteTask(QueueOutcome, id); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

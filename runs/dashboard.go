@@ -18,6 +18,10 @@ type Dashboard struct {
 	Digest string
 	Note   string    // Markdown-safe
 	NoteAt time.Time // when the note was set; it is shown for a day
+	// Edits counts the edits of the issue by others (DashboardEdited), so
+	// a refresh that read the record before one does not record its body
+	// as the issue's.
+	Edits int64
 }
 
 func (l *Ledger) dashboardKey(repo string) string {
@@ -35,19 +39,36 @@ func (l *Ledger) Dashboard(ctx context.Context, repo string) (Dashboard, error) 
 	}
 	n, _ := strconv.Atoi(h["issue"])
 	at, _ := strconv.ParseInt(h["note_at"], 10, 64)
-	return Dashboard{Issue: n, Digest: h["digest"], Note: h["note"], NoteAt: time.Unix(at, 0).UTC()}, nil
+	edits, _ := strconv.ParseInt(h["edits"], 10, 64)
+	return Dashboard{Issue: n, Digest: h["digest"], Note: h["note"], NoteAt: time.Unix(at, 0).UTC(), Edits: edits}, nil
 }
 
-// SaveDashboard records repo's dashboard. It is kept as long as the
-// repository's sightings are (SightingsKept).
-func (l *Ledger) SaveDashboard(ctx context.Context, repo string, d Dashboard) error {
-	k := l.dashboardKey(repo)
-	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, k, "issue", d.Issue, "digest", d.Digest, "note", d.Note, "note_at", d.NoteAt.Unix())
-		p.Expire(ctx, k, SightingsKept)
-		return nil
-	})
-	return err
+// saveDashboardScript records the issue and the body a refresh wrote.
+// An edit by someone else since the refresh read the record (edits moved)
+// keeps the digest empty, so the next refresh writes again, and keeps the
+// note that edit set; otherwise an expired note (ARGV[4]) is dropped.
+var saveDashboardScript = redis.NewScript(`
+local edits = redis.call('HGET', KEYS[1], 'edits') or '0'
+redis.call('HSET', KEYS[1], 'issue', ARGV[1])
+if edits == ARGV[3] then
+  redis.call('HSET', KEYS[1], 'digest', ARGV[2])
+  if ARGV[4] == '1' then redis.call('HDEL', KEYS[1], 'note', 'note_at') end
+else
+  redis.call('HSET', KEYS[1], 'digest', '')
+end
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return 1
+`)
+
+// SaveDashboard records the issue and the digest of the body a refresh
+// that read d wrote, dropping its note when dropNote. It is kept as long
+// as the repository's sightings are (SightingsKept).
+func (l *Ledger) SaveDashboard(ctx context.Context, repo string, d Dashboard, dropNote bool) error {
+	drop := "0"
+	if dropNote {
+		drop = "1"
+	}
+	return saveDashboardScript.Run(ctx, l.rdb, []string{l.dashboardKey(repo)}, d.Issue, d.Digest, d.Edits, drop, int64(SightingsKept/time.Second)).Err()
 }
 
 // DashboardEdited records that someone else edited repo's dashboard
@@ -56,8 +77,14 @@ func (l *Ledger) SaveDashboard(ctx context.Context, repo string, d Dashboard) er
 // then on (for a day).
 func (l *Ledger) DashboardEdited(ctx context.Context, repo, note string) error {
 	k := l.dashboardKey(repo)
-	if note == "" {
-		return l.rdb.HSet(ctx, k, "digest", "").Err()
-	}
-	return l.rdb.HSet(ctx, k, "digest", "", "note", note, "note_at", l.now().Unix()).Err()
+	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HIncrBy(ctx, k, "edits", 1)
+		if note == "" {
+			p.HSet(ctx, k, "digest", "")
+		} else {
+			p.HSet(ctx, k, "digest", "", "note", note, "note_at", l.now().Unix())
+		}
+		return nil
+	})
+	return err
 }

@@ -97,3 +97,37 @@ func TestSightingsHistoryKeepsNinetyDays(t *testing.T) {
 		t.Fatalf("index after 91 quiet days: %d, %+v", total, tests)
 	}
 }
+
+// An edit of the dashboard while a refresh writes it is not lost: the
+// refresh does not record its body as the issue's, nor drop the edit's note.
+func TestAnEditDuringARefreshIsNotLost(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	if err := l.SaveDashboard(ctx, "o/r", Dashboard{Issue: 7, Digest: "one"}, false); err != nil {
+		t.Fatal(err)
+	}
+	read, err := l.Dashboard(ctx, "o/r")
+	if err != nil || read.Issue != 7 || read.Digest != "one" {
+		t.Fatalf("%+v %v", read, err)
+	}
+	if err := l.DashboardEdited(ctx, "o/r", "a reader's tick was undone"); err != nil {
+		t.Fatal(err)
+	}
+	read.Digest = "two"
+	if err := l.SaveDashboard(ctx, "o/r", read, true); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := l.Dashboard(ctx, "o/r")
+	if got.Digest != "" || got.Note != "a reader's tick was undone" || got.Issue != 7 {
+		t.Fatalf("after a refresh that raced an edit: %+v", got)
+	}
+	// The next refresh, with no edit in between, records its body and may
+	// drop the note.
+	got.Digest = "three"
+	if err := l.SaveDashboard(ctx, "o/r", got, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = l.Dashboard(ctx, "o/r"); got.Digest != "three" || got.Note != "" {
+		t.Fatalf("%+v", got)
+	}
+}
