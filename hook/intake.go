@@ -12,6 +12,7 @@ import (
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/internal/durable"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/queue"
 )
@@ -44,7 +45,10 @@ type Intake struct {
 	// itself writes (every status comment edit is an issue_comment event)
 	// does not come back as queued work.
 	Ignored func(event string, body []byte) bool
-	Metrics *metrics.Metrics
+	// Replicated, when set, holds each 2xx until a replica has what was
+	// stored (none when the primary has no replica).
+	Replicated *durable.Waiter
+	Metrics    *metrics.Metrics
 	// Unverified bounds what bodies not yet verified may hold.
 	Unverified *Budget
 }
@@ -127,12 +131,13 @@ func (in *Intake) store(ctx context.Context, event, id string, framed []byte) er
 	case queue.IsDuplicate(err):
 		in.Metrics.Deliveries.WithLabelValues(event, "duplicate").Inc()
 		zerolog.Ctx(ctx).Info().Str(githubapp.LogKeyDeliveryID, id).Msg("delivery already stored; ignoring the redelivery")
-		return nil
 	case err != nil:
 		return err
+	default:
+		in.Metrics.Deliveries.WithLabelValues(event, "queued").Inc()
 	}
-	in.Metrics.Deliveries.WithLabelValues(event, "queued").Inc()
-	return nil
+	// A duplicate too: the first copy's answer may have been a 503.
+	return in.Replicated.Wait(ctx)
 }
 
 // onIntakeError answers GitHub when a delivery was not stored: 413 for a

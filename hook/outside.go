@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/internal/durable"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/queue"
 )
@@ -74,6 +75,9 @@ type Outside struct {
 	Metrics    *metrics.Metrics
 	Log        zerolog.Logger
 	Unverified *Budget
+	// Replicated, when set, holds each 2xx until a replica has what was
+	// stored (none when the primary has no replica).
+	Replicated *durable.Waiter
 }
 
 func (h *Outside) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,6 +107,11 @@ func (h *Outside) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err = h.Queue.EnqueueContext(r.Context(), queue.AlertTask(h.Source.TaskType(), h.Source.Name, body))
+	if err == nil || queue.IsDuplicate(err) {
+		if werr := h.Replicated.Wait(r.Context()); werr != nil {
+			err = werr
+		}
+	}
 	log := h.Log.With().Str("source", h.Source.Name).Str("id", id).Logger()
 	switch {
 	case queue.IsDuplicate(err):

@@ -7,6 +7,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/internal/durable"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
@@ -27,6 +28,9 @@ type SandboxCallbacks struct {
 	Logger   zerolog.Logger
 	// Unverified bounds what bodies not yet verified may hold.
 	Unverified *Budget
+	// Replicated, when set, holds each 2xx until a replica has what was
+	// stored (none when the primary has no replica).
+	Replicated *durable.Waiter
 }
 
 func (h *SandboxCallbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -69,6 +73,11 @@ func (h *SandboxCallbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err = h.Queue.EnqueueContext(r.Context(), queue.RefreshTask(queue.Refresh{SessionID: cb.SessionID}, "cb:"+r.Header.Get("webhook-id")))
+	if err == nil || queue.IsDuplicate(err) {
+		if werr := h.Replicated.Wait(r.Context()); werr != nil {
+			err = werr
+		}
+	}
 	switch {
 	case queue.IsDuplicate(err):
 		outcome = "duplicate"

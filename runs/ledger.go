@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pitcrew/pitcrew/internal/durable"
 )
 
 // Retention is how long a run record stays in Redis after its last change.
@@ -35,7 +37,13 @@ type Ledger struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
+	// replicated, when set, holds a new claim until a replica has it, so
+	// a failover cannot forget a run whose session then starts.
+	replicated *durable.Waiter
 }
+
+// WaitForReplicas makes each new claim wait for a replica (durable.Waiter).
+func (l *Ledger) WaitForReplicas(w *durable.Waiter) { l.replicated = w }
 
 // NewLedger returns a ledger keeping its records under "pitcrew:".
 func NewLedger(rdb redis.UniversalClient) *Ledger {
@@ -140,6 +148,11 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 		return Run{}, ClaimLimited, nil
 	}
 	got, err := decodeRun(res[1], res[2], res[3])
+	if err == nil && got.State == Queued {
+		// A queued run is what a session starts from: a replica must have
+		// it first, or a failover could forget it and start a second one.
+		err = l.replicated.Wait(ctx)
+	}
 	return got, Claim(res[0]), err
 }
 

@@ -63,19 +63,15 @@ func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer
 		return err
 	}
 	var rdb redis.UniversalClient
-	if dry || cfg.RedisURL == "" {
+	if dry || !cfg.hasRedis() {
 		m, err := miniredis.Run()
 		if err != nil {
 			return err
 		}
 		defer m.Close()
 		rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
-	} else {
-		opts, err := redis.ParseURL(cfg.RedisURL)
-		if err != nil {
-			return errors.New("REDIS_URL is not a valid redis:// URL")
-		}
-		rdb = redis.NewClient(opts)
+	} else if rdb, _, err = newRedis(cfg); err != nil {
+		return err
 	}
 	defer rdb.Close()
 	var sb handlers.Sandbox = noSandbox{}
@@ -138,18 +134,17 @@ func runsCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := LoadConfig(configFiles(*config, os.Getenv), os.Getenv)
-	if err == nil && cfg.RedisURL == "" {
+	if err == nil && !cfg.hasRedis() {
 		err = errors.New("REDIS_URL is unset: the embedded Redis of a running pitcrew cannot be reached")
 	}
-	var opts *redis.Options
+	var rdb redis.UniversalClient
 	if err == nil {
-		opts, err = redis.ParseURL(cfg.RedisURL)
+		rdb, _, err = newRedis(cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "pitcrew runs:", err)
 		return 1
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	ledger := runs.NewLedger(rdb)
 	ctx := context.Background()

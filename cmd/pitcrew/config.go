@@ -41,6 +41,10 @@ type Config struct {
 	flagFile string // the -config file, kept to re-read after setup
 
 	RedisURL string // may hold a password
+	// RedisSentinels (host:port,...) and RedisSentinelMaster name a
+	// Sentinel-monitored primary; they win over RedisURL.
+	RedisSentinels, RedisSentinelMaster  string
+	RedisPassword, RedisSentinelPassword string
 
 	RushAPIURL        string
 	RushOrg           string
@@ -221,6 +225,8 @@ func (c *Config) fields() map[string]*string {
 		"GITHUB_APP_INTEGRATION_ID": &c.AppID, "GITHUB_APP_PRIVATE_KEY": &c.PrivateKey,
 		"GITHUB_APP_PRIVATE_KEY_PATH": &c.PrivateKeyPath, "GITHUB_APP_WEBHOOK_SECRET": &c.WebhookSecret,
 		"GITHUB_V3_API_URL": &c.GitHubAPIURL, "REDIS_URL": &c.RedisURL,
+		"REDIS_SENTINELS": &c.RedisSentinels, "REDIS_SENTINEL_MASTER": &c.RedisSentinelMaster,
+		"REDIS_PASSWORD": &c.RedisPassword, "REDIS_SENTINEL_PASSWORD": &c.RedisSentinelPassword,
 		"GITHUB_WEB_URL": &c.GitHubWebURL, "GITHUB_APP_CLIENT_ID": &c.ClientID, "GITHUB_APP_CLIENT_SECRET": &c.ClientSecret,
 		"PITCREW_CREDENTIALS_FILE": &c.CredentialsFile, "PITCREW_WEBHOOK_PROXY_URL": &c.WebhookProxyURL, "PITCREW_STATUS_TOKEN": &c.StatusToken,
 		"RUSH_API_URL": &c.RushAPIURL, "RUSH_ORG": &c.RushOrg, "RUSH_API_KEY": &c.RushAPIKey,

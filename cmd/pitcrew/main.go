@@ -148,7 +148,7 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 			undo()
 		}
 	}()
-	rdb, closeRedis, err := openRedis(ctx, cfg.RedisURL, log)
+	rdb, closeRedis, err := openRedis(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +188,7 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 		SourceEnv:  env,
 		Schedule:   queue.Schedule{SweepEvery: sweep, ReconcileEvery: reconcile},
 		StaleAfter: stale, MaxRunAge: maxAge, SweepLookBack: lookBack,
-		EmbeddedRedis: cfg.RedisURL == "", StatusToken: cfg.StatusToken,
+		EmbeddedRedis: !cfg.hasRedis(), StatusToken: cfg.StatusToken,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -255,10 +255,10 @@ func setupServer(cfg Config, log zerolog.Logger, registered func(Config) error) 
 	}
 }
 
-// openRedis connects to REDIS_URL, or starts an embedded Redis when it is
-// unset.
-func openRedis(ctx context.Context, url string, log zerolog.Logger) (redis.UniversalClient, func(), error) {
-	if url == "" {
+// openRedis connects to the configured Redis (newRedis), or starts an
+// embedded one when none is configured.
+func openRedis(ctx context.Context, cfg Config, log zerolog.Logger) (redis.UniversalClient, func(), error) {
+	if !cfg.hasRedis() {
 		m, err := miniredis.Run()
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting embedded Redis: %w", err)
@@ -267,17 +267,15 @@ func openRedis(ctx context.Context, url string, log zerolog.Logger) (redis.Unive
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 		return rdb, func() { rdb.Close(); m.Close() }, nil
 	}
-	opts, err := redis.ParseURL(url)
+	rdb, where, err := newRedis(cfg)
 	if err != nil {
-		return nil, nil, errors.New("REDIS_URL is not a valid redis:// or rediss:// URL")
+		return nil, nil, err
 	}
-	opts.ContextTimeoutEnabled = true // a request's deadline bounds its Redis calls
-	rdb := redis.NewClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pingCtx).Err(); err != nil {
 		rdb.Close()
-		return nil, nil, fmt.Errorf("Redis at %s is unreachable: %w", opts.Addr, err)
+		return nil, nil, fmt.Errorf("Redis (%s) is unreachable: %w", where, err)
 	}
 	return rdb, func() { rdb.Close() }, nil
 }

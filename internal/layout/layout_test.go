@@ -31,8 +31,10 @@ var forbidden = map[string][]string{
 	module + "/commands":        append(append([]string{}, pipeline...), transport...),
 	module + "/internal/weburl": append(append([]string{}, pipeline...), transport...),
 	module + "/internal/relay":  append([]string{}, pipeline...),
-	module + "/runs":            {module + "/handlers", module + "/publish", "net/http", "github.com/hibiken/asynq"},
-	module + "/setup":           append([]string{}, pipeline...),
+	// making a write durable knows nothing of what was written
+	module + "/internal/durable": append(append([]string{}, pipeline...), "net/http", "github.com/hibiken/asynq"),
+	module + "/runs":             {module + "/handlers", module + "/publish", "net/http", "github.com/hibiken/asynq"},
+	module + "/setup":            append([]string{}, pipeline...),
 	// the hooks store requests; deciding what they mean is the handlers' part
 	module + "/hook": {module + "/handlers", module + "/publish", module + "/prompts", module + "/cmd/pitcrew"},
 	// periodic work re-asks GitHub and re-reads sessions; it decides nothing a handler decides

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/hook"
+	"github.com/pitcrew/pitcrew/internal/durable"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/internal/ops"
@@ -100,6 +101,13 @@ func NewApp(o Options) (*App, error) {
 	}
 	counters := metrics.New(o.Registry)
 	ledger := runs.NewLedger(o.Redis)
+	// With replicas, a 2xx and a claim wait until a replica has the write.
+	// The embedded Redis has none, and does not say.
+	var replicated *durable.Waiter
+	if !o.EmbeddedRedis {
+		replicated = &durable.Waiter{Redis: o.Redis}
+		ledger.WaitForReplicas(replicated)
+	}
 	tasks := asynq.NewClientFromRedisClient(o.Redis)
 	if o.DashboardEvery <= 0 {
 		o.DashboardEvery = 15 * time.Second
@@ -137,7 +145,7 @@ func NewApp(o Options) (*App, error) {
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	unverified := &hook.Budget{}
 	intake := &hook.Intake{Secret: []byte(o.WebhookSecret), Queue: tasks, Inspector: inspector, Events: worker.Events(), Metrics: counters, Unverified: unverified,
-		Ignored: handlers.Ignored}
+		Ignored: handlers.Ignored, Replicated: replicated}
 
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pitcrew_queue_depth", Help: "Tasks waiting on the durable queue (pending, scheduled and retrying).",
@@ -150,10 +158,10 @@ func NewApp(o Options) (*App, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes.Handle("POST /api/"+s.Name+"/hook", &hook.Outside{Source: &s.Source, Secret: set.Secret, Queue: tasks, Metrics: counters, Log: o.Logger, Unverified: unverified})
+		routes.Handle("POST /api/"+s.Name+"/hook", &hook.Outside{Source: &s.Source, Secret: set.Secret, Queue: tasks, Metrics: counters, Log: o.Logger, Unverified: unverified, Replicated: replicated})
 		mux.HandleFunc(s.TaskType(), func(ctx context.Context, t *asynq.Task) error { return s.Handle(ctx, &base, set, t.Payload()) })
 	}
-	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: counters, Logger: o.Logger, Unverified: unverified})
+	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: counters, Logger: o.Logger, Unverified: unverified, Replicated: replicated})
 	status := &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
 		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient}
 	routes.Handle("GET /{$}", status)
@@ -163,7 +171,13 @@ func NewApp(o Options) (*App, error) {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
 		defer cancel()
 		if err := o.Redis.Ping(ctx).Err(); err != nil {
-			http.Error(w, "redis unreachable", http.StatusServiceUnavailable)
+			http.Error(w, "redis unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		// Writes taken now must reach a replica (a failover in progress, a
+		// replica lagging): the sender would get 503s.
+		if err := replicated.Wait(ctx); err != nil {
+			http.Error(w, "redis writes are not reaching a replica: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))

@@ -1,0 +1,83 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+)
+
+func TestConnectedReplicasReadsInfoReplication(t *testing.T) {
+	for info, want := range map[string]int{
+		"# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1,port=6380,state=online,offset=1,lag=0\r\n": 2,
+		"# Replication\r\nrole:master\r\nconnected_slaves:0\r\n":                                                              0,
+		"# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n":                                                            0,
+		"": 0,
+	} {
+		if got := ConnectedReplicas(info); got != want {
+			t.Errorf("%q: %d, want %d", info, got, want)
+		}
+	}
+}
+
+// A primary without replicas costs nothing more than its cached INFO; with
+// one, a write is acknowledged once the replica has it, and refused when
+// the replica stops answering.
+func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := testenv.RedisServer(t, "--repl-diskless-sync-delay", "0")
+	rdb := redis.NewClient(&redis.Options{Addr: primary})
+	defer rdb.Close()
+	w := &Waiter{Redis: rdb, Timeout: 300 * time.Millisecond, Every: 10 * time.Millisecond}
+	if err := w.Wait(ctx); err != nil {
+		t.Fatalf("no replica: %v", err)
+	}
+	if n, _ := rdb.Exists(ctx, markKey).Result(); n != 0 {
+		t.Fatal("waited without a replica")
+	}
+
+	host, port, _ := net.SplitHostPort(primary)
+	_, replica := testenv.RedisServer(t, "--replicaof", host, port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, _ := rdb.Info(ctx, "replication").Result()
+		if strings.Contains(info, "state=online") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never came online:\n%s", info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // past Every: the replica is counted
+	if err := rdb.Set(ctx, "delivery", "stored", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Wait(ctx); err != nil || w.Problem() != nil {
+		t.Fatalf("with a replica online: %v", err)
+	}
+
+	replica.Process.Signal(syscall.SIGSTOP) // the replica stops acknowledging
+	defer replica.Process.Signal(syscall.SIGCONT)
+	start := time.Now()
+	if err := w.Wait(ctx); !errors.Is(err, ErrNotReplicated) || !errors.Is(w.Problem(), ErrNotReplicated) {
+		t.Fatalf("with the replica stopped: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("the refusal took %v, past its bound", took)
+	}
+}
+
+func TestANilWaiterWaitsForNothing(t *testing.T) {
+	var w *Waiter
+	if w.Wait(context.Background()) != nil || w.Problem() != nil {
+		t.Fatal("a nil waiter")
+	}
+}
