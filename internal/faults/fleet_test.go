@@ -61,50 +61,41 @@ type fleet struct {
 
 type replica struct {
 	addr string
+	env  []string // its own, after the fleet's
 	cmd  *exec.Cmd
 	mu   sync.Mutex
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+func newFleet(t *testing.T, n int, extraEnv ...string) *fleet {
+	addr, cmd := testenv.RedisServer(t)
+	f := &fleet{redis: cmd, redisURL: "redis://" + addr}
+	f.launch(t, n, append([]string{"REDIS_URL=" + f.redisURL}, extraEnv...))
+	return f
 }
 
-func newFleet(t *testing.T, n int, extraEnv ...string) *fleet {
-	server, err := exec.LookPath("redis-server")
-	if err != nil {
-		testenv.SkipWithout(t, "redis-server", "apt-get install -y redis-server")
-	}
-	f := &fleet{t: t, gh: testenv.NewGitHub(t), sandbox: testenv.NewSandbox(t), logs: t.TempDir()}
+// launch starts n pitcrew processes with the Redis env names, behind the
+// balancer, against new fakes; own, when given, is each one's own env.
+func (f *fleet) launch(t *testing.T, n int, env []string, own ...[]string) {
+	f.t, f.gh, f.sandbox, f.logs = t, testenv.NewGitHub(t), testenv.NewSandbox(t), t.TempDir()
 	f.gh.SetPermission("alice", "write")
 	f.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "daily_limit: 1000\n")
-	redisAddr := freeAddr(t)
-	_, port, _ := net.SplitHostPort(redisAddr)
-	f.redis = exec.Command(server, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no")
-	if err := f.redis.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.redis.Process.Signal(syscall.SIGCONT); f.redis.Process.Kill(); f.redis.Wait() })
-	f.redisURL = "redis://" + redisAddr
-
 	key := testenv.AppKeyPEM(t)
 	f.env = append([]string{
 		"GITHUB_APP_INTEGRATION_ID=1", "GITHUB_APP_PRIVATE_KEY=" + string(key), "GITHUB_APP_WEBHOOK_SECRET=" + webhookSecret,
-		"GITHUB_V3_API_URL=" + f.gh.URL + "/", "REDIS_URL=" + f.redisURL,
+		"GITHUB_V3_API_URL=" + f.gh.URL + "/",
 		"RUSH_API_URL=" + f.sandbox.URL, "RUSH_ORG=" + f.sandbox.Org, "RUSH_API_KEY=" + f.sandbox.APIKey, "RUSH_WEBHOOK_SECRET=" + rushSecret,
 		"PITCREW_LOG_LEVEL=warn", "PITCREW_SWEEP_EVERY=2s", "PITCREW_SWEEP_LOOKBACK=1h",
 		"PITCREW_RECONCILE_EVERY=1s", "PITCREW_STALE_AFTER=2s", "PATH=" + os.Getenv("PATH"),
-	}, extraEnv...)
+	}, env...)
 	if dir := os.Getenv("FAULTS_DEBUG"); dir != "" { // a directory to keep info-level logs in
 		f.env = append(f.env, "PITCREW_LOG_LEVEL=info")
 		f.logs = dir
 	}
 	for i := 0; i < n; i++ {
-		r := &replica{addr: freeAddr(t)}
+		r := &replica{addr: testenv.FreeAddr(t)}
+		if i < len(own) {
+			r.env = own[i]
+		}
 		f.replicas = append(f.replicas, r)
 		f.start(r)
 	}
@@ -120,7 +111,6 @@ func newFleet(t *testing.T, n int, extraEnv ...string) *fleet {
 	})
 	f.lb = f.balancer()
 	f.gh.SetHook(f.lb+"/api/github/hook", webhookSecret)
-	return f
 }
 
 // start runs a replica's process and waits until it is ready.
@@ -128,7 +118,7 @@ func (f *fleet) start(r *replica) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cmd := exec.Command(binary)
-	cmd.Env = append(append([]string{}, f.env...), "PITCREW_ADDR="+r.addr)
+	cmd.Env = append(append(append([]string{}, f.env...), r.env...), "PITCREW_ADDR="+r.addr)
 	logFile, _ := os.OpenFile(filepath.Join(f.logs, r.addr+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {

@@ -40,3 +40,37 @@ func TestSweeperRedeliversWhatNeverGotAnOK(t *testing.T) {
 		t.Fatalf("redeliveries not counted in /metrics:\n%s", m)
 	}
 }
+
+// A redelivery that fails too (pitcrew still refusing, during a failover
+// say) is asked for again at a later sweep, up to five times per guid.
+func TestSweeperAsksAgainWhenARedeliveryFailsToo(t *testing.T) {
+	h := newHarness(t, true, func(o *Options) {
+		o.Schedule = queue.Schedule{SweepEvery: 300 * time.Millisecond, ReconcileEvery: time.Hour}
+	})
+	redeliveriesOf := func(guid string) (n int) {
+		for _, d := range h.gh.Deliveries() {
+			if d.Redelivery && d.GUID == guid {
+				n++
+			}
+		}
+		return n
+	}
+	dead, live := "http://127.0.0.1:1/api/github/hook", h.server.URL+"/api/github/hook"
+	h.gh.SetHook(dead, testWebhookSecret)
+	first := testenv.DeliveryID()
+	h.gh.Deliver("issues", first, testenv.LabeledEvent(t, "flaky", "alice", 80, "test/first_test.exs:1", ""))
+	h.eventually("two failed redeliveries", func() bool { return redeliveriesOf(first) >= 2 })
+	h.gh.SetHook(live, testWebhookSecret)
+	h.eventually("the delivery handled at last", func() bool { return h.sandbox.SessionCount() == 1 })
+
+	h.gh.SetHook(dead, testWebhookSecret)
+	never := testenv.DeliveryID()
+	h.gh.Deliver("issues", never, testenv.LabeledEvent(t, "flaky", "alice", 81, "test/never_test.exs:1", ""))
+	time.Sleep(4 * time.Second) // a dozen sweeps
+	if n := redeliveriesOf(never); n != 5 {
+		t.Fatalf("%d redeliveries of a delivery that always fails, want 5", n)
+	}
+	if n := redeliveriesOf(first); n > 5 {
+		t.Fatalf("%d redeliveries of the first", n)
+	}
+}
