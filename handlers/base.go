@@ -63,6 +63,15 @@ func NewBase(b Base) Base {
 	return b
 }
 
+// botLogin is the app's bot user, who authors its issues and comments; ""
+// when the slug is unknown.
+func (b *Base) botLogin() string {
+	if b.AppSlug == "" {
+		return ""
+	}
+	return b.AppSlug + "[bot]"
+}
+
 func (b *Base) maxRunAge() time.Duration {
 	if b.MaxRunAge > 0 {
 		return b.MaxRunAge

@@ -23,14 +23,19 @@ type DashboardScheduler interface {
 
 // dashboardChanged asks for a refresh of repo's dashboard. The signal's
 // own work is done by then: a refresh that cannot be scheduled is logged,
-// and the next signal schedules one.
+// and the next signal, or the periodic refresh, schedules one. (An edit of
+// the dashboard itself has nothing else to do: DashboardTick retries.)
 func (b *Base) dashboardChanged(ctx context.Context, repo string, inst int64) {
-	if b.Dashboards == nil {
-		return
-	}
-	if err := b.Dashboards.ScheduleDashboard(ctx, repo, inst); err != nil {
+	if err := b.scheduleDashboard(ctx, repo, inst); err != nil {
 		logFor(ctx).Warn().Err(err).Msg("could not schedule the dashboard's refresh; the next signal will")
 	}
+}
+
+func (b *Base) scheduleDashboard(ctx context.Context, repo string, inst int64) error {
+	if b.Dashboards == nil {
+		return nil
+	}
+	return b.Dashboards.ScheduleDashboard(ctx, repo, inst)
 }
 
 // runShown refreshes the dashboard of a flaky run's repository whenever
@@ -91,7 +96,7 @@ func (b *Base) RefreshDashboard(ctx context.Context, repoName string, inst int64
 	if expired {
 		note = ""
 	}
-	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note, Now: b.now()})
+	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note})
 	sum := sha256.Sum256([]byte(body))
 	digest := hex.EncodeToString(sum[:16])
 	if d.Issue != 0 && d.Digest == digest {
@@ -99,7 +104,7 @@ func (b *Base) RefreshDashboard(ctx context.Context, repoName string, inst int64
 		return nil
 	}
 	if d.Issue == 0 {
-		if d.Issue, err = gh.FindIssue(ctx, repo, publish.DashboardLabel, publish.DashboardMarker); err != nil {
+		if d.Issue, err = gh.FindIssue(ctx, repo, publish.DashboardLabel, publish.DashboardMarker, b.botLogin()); err != nil {
 			return err
 		}
 	}
@@ -119,7 +124,7 @@ func (b *Base) RefreshDashboard(ctx context.Context, repoName string, inst int64
 			return err
 		}
 	}
-	d.Digest = digest
+	d.Digest, d.Installation = digest, inst
 	logFor(ctx).Info().Int("issue", d.Issue).Int("tests", total).Msg("dashboard written")
 	return b.Ledger.SaveDashboard(context.WithoutCancel(ctx), repo.String(), d, expired)
 }

@@ -248,3 +248,25 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 		})
 	}
 }
+
+// The flaky label added to the dashboard itself is no report of the tests
+// it lists: nothing is counted, started or written.
+func TestTheFlakyLabelOnTheDashboardStartsNothing(t *testing.T) {
+	gh := &githubtest.Fake{Permissions: map[string]string{"alice": "write"}}
+	sb := &startedSessions{}
+	b, r := dashboardBase(t, gh, sb)
+	payload := testenv.Event(t, "issues.labeled.json", func(ev map[string]any) {
+		ev["label"].(map[string]any)["name"] = "flaky"
+		is := ev["issue"].(map[string]any)
+		is["number"], is["title"], is["body"] = 500, publish.DashboardTitle, "- [ ] `"+dashTestA+"` <!-- pitcrew:tick:0123456789ab -->"
+		is["labels"] = []any{map[string]any{"name": publish.DashboardLabel}, map[string]any{"name": "flaky"}}
+		ev["sender"].(map[string]any)["login"] = "alice"
+	})
+	if err := (&IssueLabeled{b}).Handle(context.Background(), "issues", testenv.DeliveryID(), payload); err != nil {
+		t.Fatal(err)
+	}
+	tests, total, _ := b.Ledger.FlakyTests(context.Background(), "hexpm/hexpm", 10)
+	if len(sb.prompts) != 0 || len(gh.WritesSoFar()) != 0 || total != 0 || len(tests) != 0 || r.take() != 0 {
+		t.Fatalf("%d sessions, writes %q, %d tests", len(sb.prompts), gh.WritesSoFar(), total)
+	}
+}

@@ -33,8 +33,8 @@ type DashboardEdit struct {
 	Repo           github.Repo
 	Issue          int
 	Editor         string
-	// Ticks are the ids of the ticked boxes of the new body
-	// (publish.Ticks); the rest of the body is never read.
+	// Ticks are the ids of the boxes the edit ticked (publish.Ticks of the
+	// new body, less those of the old); the rest of the body is never read.
 	Ticks []string
 }
 
@@ -56,8 +56,17 @@ func ParseDashboardEdit(payload []byte) (ev DashboardEdit, ok bool, err error) {
 	if err != nil {
 		return DashboardEdit{}, false, err
 	}
+	// Only the boxes this edit ticked: one still ticked from an earlier
+	// edit (the rewrite comes a window later) asked already.
+	before := publish.Ticks(raw.GetChanges().GetBody().GetFrom())
+	var ticks []string
+	for _, id := range publish.Ticks(is.GetBody()) {
+		if !slices.Contains(before, id) {
+			ticks = append(ticks, id)
+		}
+	}
 	return DashboardEdit{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Issue: is.GetNumber(), Editor: sender.GetLogin(),
-		Ticks: publish.Ticks(is.GetBody())}, true, nil
+		Ticks: ticks}, true, nil
 }
 
 // Handle implements githubapp.EventHandler.
@@ -89,8 +98,8 @@ func (h *DashboardTick) Handle(ctx context.Context, _, deliveryID string, payloa
 	if err := h.Ledger.DashboardEdited(ctx, repo, note); err != nil {
 		return err
 	}
-	h.dashboardChanged(ctx, repo, ev.InstallationID)
-	return nil
+	// The edit's only effect is the rewrite: without it, a retry.
+	return h.scheduleDashboard(ctx, repo, ev.InstallationID)
 }
 
 // startTicked starts a fix run for each ticked test pitcrew knows, when its

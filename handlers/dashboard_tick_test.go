@@ -17,6 +17,10 @@ func TestParseDashboardEdit(t *testing.T) {
 		t.Fatalf("%+v %v %v", ev, ok, err)
 	}
 	edit := string(testenv.DashboardEditEvent(t, "alice", 500, body))
+	again := strings.Replace(edit, `"from":"the body before"`, `"from":"- [x] <!-- pitcrew:tick:`+id+` -->"`, 1)
+	if ev, ok, err := ParseDashboardEdit([]byte(again)); !ok || err != nil || len(ev.Ticks) != 0 {
+		t.Fatalf("a box ticked before the edit: %+v %v %v", ev, ok, err)
+	}
 	for name, payload := range map[string]string{
 		"a bot's edit":       string(testenv.DashboardEditEvent(t, "pitcrew[bot]", 500, body)),
 		"a title's edit":     strings.Replace(edit, `"changes":{"body":{"from":"the body before"}}`, `"changes":{"title":{"from":"x"}}`, 1),

@@ -160,7 +160,7 @@ func (b *Base) incidentIssue(ctx context.Context, gh github.Client, repo github.
 	if err != nil || (found && n > 0) {
 		return n, err
 	}
-	if n, err = gh.FindIssue(ctx, repo, label, incidentMarker(key)); err != nil || n == 0 {
+	if n, err = gh.FindIssue(ctx, repo, label, incidentMarker(key), b.botLogin()); err != nil || n == 0 {
 		return 0, err
 	}
 	return n, b.Ledger.SetTrackingIssue(ctx, key, n)

@@ -61,6 +61,10 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		log.Info().Str("sender", ev.Sender).Msg("ignoring a label added by a bot")
 		return nil
 	}
+	if ev.Dashboard {
+		log.Info().Msg("ignoring a label added to the flaky-tests dashboard: the tests it lists are pitcrew's own record; tick a box to start a fix")
+		return nil
+	}
 
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {

@@ -3,10 +3,12 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
 )
 
 // LabeledIssue is what pitcrew takes from an issues "labeled" event.
@@ -17,6 +19,9 @@ type LabeledIssue struct {
 	Label          string
 	Sender         string
 	SenderIsBot    bool
+	// Dashboard says the issue is labelled as a flaky-tests dashboard: the
+	// tests it lists are pitcrew's own record, not a report.
+	Dashboard bool
 	// Text is the title and body. It is untrusted: it only ever goes
 	// through exunit.ExtractTestRefs, never into a prompt.
 	Text string
@@ -46,6 +51,7 @@ func ParseLabeledIssue(payload []byte) (ev LabeledIssue, ok bool, err error) {
 		Label:          raw.GetLabel().GetName(),
 		Sender:         raw.GetSender().GetLogin(),
 		SenderIsBot:    raw.GetSender().GetType() == "Bot",
+		Dashboard:      slices.ContainsFunc(raw.GetIssue().Labels, func(l *gogithub.Label) bool { return l.GetName() == publish.DashboardLabel }),
 		Text:           raw.GetIssue().GetTitle() + "\n" + raw.GetIssue().GetBody(),
 	}, true, nil
 }

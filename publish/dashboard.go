@@ -28,7 +28,6 @@ type DashboardView struct {
 	Tests []runs.FlakyTest
 	Total int
 	Note  string
-	Now   time.Time
 }
 
 // dashboardBudget keeps the body well under GitHub's 65,536 characters:
@@ -69,8 +68,9 @@ func Ticks(body string) []string {
 	return ids
 }
 
-// RenderDashboard writes the dashboard's body. It holds no time of its
-// own, so a refresh that has nothing new writes the same body.
+// RenderDashboard writes the dashboard's body. It holds no time relative
+// to now (only dates), so a refresh that has nothing new writes the same
+// body.
 func RenderDashboard(v DashboardView) string {
 	var b strings.Builder
 	b.WriteString(DashboardMarker + "\n**pitcrew** · flaky tests\n\n")
@@ -86,7 +86,7 @@ func RenderDashboard(v DashboardView) string {
 	}
 	shown := 0
 	for _, t := range v.Tests {
-		item := dashboardItem(t, v.Now)
+		item := dashboardItem(t)
 		if b.Len()+len(item) > dashboardBudget {
 			break
 		}
@@ -99,7 +99,7 @@ func RenderDashboard(v DashboardView) string {
 	return b.String()
 }
 
-func dashboardItem(t runs.FlakyTest, now time.Time) string {
+func dashboardItem(t runs.FlakyTest) string {
 	s := t.Sighting
 	test := t.Key // "flaky:<owner/name>:<path:line>" (handlers.FlakyKey)
 	if parts := strings.SplitN(t.Key, ":", 3); len(parts) == 3 {
@@ -129,14 +129,14 @@ func dashboardItem(t runs.FlakyTest, now time.Time) string {
 		}
 		fmt.Fprintf(&b, " in [%s](%s)", what, u)
 	}
-	b.WriteString(".\n  - " + dashboardRun(t.Run, now) + "\n")
+	b.WriteString(".\n  - " + dashboardRun(t.Run) + "\n")
 	return b.String()
 }
 
 func day(t time.Time) string { return t.UTC().Format("2 Jan 2006") }
 
 // dashboardRun says where the test's run is.
-func dashboardRun(r *runs.Run, now time.Time) string {
+func dashboardRun(r *runs.Run) string {
 	if r == nil {
 		return "No run yet: tick the box to start one."
 	}
@@ -156,5 +156,5 @@ func dashboardRun(r *runs.Run, now time.Time) string {
 	case runs.Failed:
 		return back + fmt.Sprintf("Run: ❌ failed on %s: %s%s. Tick the box to start a new one.", day(r.EndedAt), orDefault(r.Error, "no reason was given"), link)
 	}
-	return back + fmt.Sprintf("Run, ended %s ago: ", ago(now.Sub(r.EndedAt))) + describeResult(*r, link)
+	return back + fmt.Sprintf("Run, ended on %s: ", day(r.EndedAt)) + describeResult(*r, link)
 }

@@ -13,14 +13,18 @@ import (
 // id ("<type>:<interval number>"), so the queue takes it once for the
 // whole fleet and one worker, on any replica, runs it.
 const (
-	TaskSweepDeliveries = "periodic:sweep-deliveries"
-	TaskReconcileRuns   = "periodic:reconcile-runs"
+	TaskSweepDeliveries   = "periodic:sweep-deliveries"
+	TaskReconcileRuns     = "periodic:reconcile-runs"
+	TaskRefreshDashboards = "periodic:refresh-dashboards"
 )
 
 // Schedule is how often the periodic tasks run.
 type Schedule struct {
 	SweepEvery     time.Duration // delivery sweeper; default 5 minutes
 	ReconcileEvery time.Duration // lost-callback reconciler; default 2 minutes
+	// DashboardsEvery rewrites every dashboard even without a signal
+	// (sightings past 90 days drop out, notes expire); default 6 hours.
+	DashboardsEvery time.Duration
 }
 
 // RunPeriodic enqueues the periodic tasks until ctx ends.
@@ -33,7 +37,11 @@ func RunPeriodic(ctx context.Context, q *asynq.Client, s Schedule, log zerolog.L
 			log.Warn().Err(err).Str("task", task).Msg("could not schedule a periodic task")
 		}
 	}
-	every := min(s.SweepEvery, s.ReconcileEvery) / 4
+	every := min(s.SweepEvery, s.ReconcileEvery)
+	if s.DashboardsEvery > 0 {
+		every = min(every, s.DashboardsEvery)
+	}
+	every /= 4
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -44,5 +52,8 @@ func RunPeriodic(ctx context.Context, q *asynq.Client, s Schedule, log zerolog.L
 		}
 		tick(TaskSweepDeliveries, s.SweepEvery)
 		tick(TaskReconcileRuns, s.ReconcileEvery)
+		if s.DashboardsEvery > 0 {
+			tick(TaskRefreshDashboards, s.DashboardsEvery)
+		}
 	}
 }

@@ -50,7 +50,8 @@ func TestADashboardRefreshIsOnePerWindowDueAfterIt(t *testing.T) {
 	rdb := testenv.Redis(t)
 	q, in := asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb)
 	every := 300 * time.Millisecond
-	now := time.Now().Add(time.Hour).Truncate(time.Second).Add(100 * time.Millisecond) // in the window from .0 to .3 s
+	n := time.Now().Add(time.Hour).UnixNano() / int64(every)
+	now := time.Unix(0, n*int64(every)).Add(10 * time.Millisecond) // early in window n
 	enqueue := func(repo string, at time.Time) (*asynq.TaskInfo, error) {
 		return q.EnqueueContext(context.Background(), DashboardTask(Dashboard{Repo: repo, InstallationID: 1}, every, at))
 	}
@@ -65,9 +66,9 @@ func TestADashboardRefreshIsOnePerWindowDueAfterIt(t *testing.T) {
 	if err != nil || next.ID == first.ID {
 		t.Fatalf("the next window: %v %v", next, err)
 	}
-	end := now.Truncate(time.Second).Add(time.Second) // .3 s, rounded up
-	if !first.NextProcessAt.Equal(end) {
-		t.Fatalf("due at %v, want %v: after the window ends", first.NextProcessAt, end)
+	end, due := time.Unix(0, (n+1)*int64(every)), first.NextProcessAt
+	if due.Before(end) || !due.Before(end.Add(time.Second)) || due.Nanosecond() != 0 {
+		t.Fatalf("due at %v: want the first whole second at or after the window's end %v", due, end)
 	}
 	for _, id := range []string{first.ID, next.ID} {
 		if err := in.DeleteTask(QueueOutcome, id); err != nil {

@@ -14,10 +14,11 @@ import (
 // refresh that would write the same body writes nothing), and the note
 // the next refresh shows (a tick that was reverted, and why).
 type Dashboard struct {
-	Issue  int
-	Digest string
-	Note   string    // Markdown-safe
-	NoteAt time.Time // when the note was set; it is shown for a day
+	Issue        int
+	Installation int64 // the installation it was last written with
+	Digest       string
+	Note         string    // Markdown-safe
+	NoteAt       time.Time // when the note was set; it is shown for a day
 	// Edits counts the edits of the issue by others (DashboardEdited), so
 	// a refresh that read the record before one does not record its body
 	// as the issue's.
@@ -40,7 +41,8 @@ func (l *Ledger) Dashboard(ctx context.Context, repo string) (Dashboard, error) 
 	n, _ := strconv.Atoi(h["issue"])
 	at, _ := strconv.ParseInt(h["note_at"], 10, 64)
 	edits, _ := strconv.ParseInt(h["edits"], 10, 64)
-	return Dashboard{Issue: n, Digest: h["digest"], Note: h["note"], NoteAt: time.Unix(at, 0).UTC(), Edits: edits}, nil
+	inst, _ := strconv.ParseInt(h["inst"], 10, 64)
+	return Dashboard{Issue: n, Installation: inst, Digest: h["digest"], Note: h["note"], NoteAt: time.Unix(at, 0).UTC(), Edits: edits}, nil
 }
 
 // saveDashboardScript records the issue and the body a refresh wrote.
@@ -49,7 +51,7 @@ func (l *Ledger) Dashboard(ctx context.Context, repo string) (Dashboard, error) 
 // note that edit set; otherwise an expired note (ARGV[4]) is dropped.
 var saveDashboardScript = redis.NewScript(`
 local edits = redis.call('HGET', KEYS[1], 'edits') or '0'
-redis.call('HSET', KEYS[1], 'issue', ARGV[1])
+redis.call('HSET', KEYS[1], 'issue', ARGV[1], 'inst', ARGV[6])
 if edits == ARGV[3] then
   redis.call('HSET', KEYS[1], 'digest', ARGV[2])
   if ARGV[4] == '1' then redis.call('HDEL', KEYS[1], 'note', 'note_at') end
@@ -68,7 +70,7 @@ func (l *Ledger) SaveDashboard(ctx context.Context, repo string, d Dashboard, dr
 	if dropNote {
 		drop = "1"
 	}
-	return saveDashboardScript.Run(ctx, l.rdb, []string{l.dashboardKey(repo)}, d.Issue, d.Digest, d.Edits, drop, int64(SightingsKept/time.Second)).Err()
+	return saveDashboardScript.Run(ctx, l.rdb, []string{l.dashboardKey(repo)}, d.Issue, d.Digest, d.Edits, drop, int64(SightingsKept/time.Second), d.Installation).Err()
 }
 
 // DashboardEdited records that someone else edited repo's dashboard

@@ -14,9 +14,12 @@ type Sighting struct {
 	Count     int64
 	FirstSeen time.Time
 	LastSeen  time.Time
-	Commits   int64  // distinct commits it flaked on
-	Commit    string // the last commit it flaked on; "" when seen in an issue only
-	Where     string // the last CI run or issue it was seen in (a web URL)
+	Commits   int64 // distinct commits it flaked on
+	// Commit and Where describe the last sighting together: its commit
+	// ("" when it was an issue) and its CI run or issue (a web URL; ""
+	// when the CI gave none).
+	Commit string
+	Where  string
 	// Name and Module are the ExUnit test's, as its CI log printed them
 	// (untrusted text); "" when only an issue named the test.
 	Name, Module string

@@ -63,9 +63,10 @@ type Issues interface {
 	CreateLabel(ctx context.Context, repo Repo, name, color, description string) (created bool, err error)
 	// CreateIssue opens an issue with labels and returns its number.
 	CreateIssue(ctx context.Context, repo Repo, title, body string, labels []string) (int, error)
-	// FindIssue returns the number of an issue the app opened that carries
-	// label and whose body contains marker, or 0.
-	FindIssue(ctx context.Context, repo Repo, label, marker string) (int, error)
+	// FindIssue returns the number of an issue opened by author (the app's
+	// bot user; "" for any bot) that carries label and whose body contains
+	// marker, or 0.
+	FindIssue(ctx context.Context, repo Repo, label, marker, author string) (int, error)
 	// EditIssueBody replaces an issue's body; ErrIssueGone when the issue
 	// was deleted.
 	EditIssueBody(ctx context.Context, repo Repo, number int, body string) error

@@ -143,25 +143,32 @@ func (g *restGitHub) CreateIssue(ctx context.Context, repo Repo, title, body str
 }
 
 func (g *restGitHub) EditIssueBody(ctx context.Context, repo Repo, number int, body string) error {
-	_, _, err := g.c.Issues.Edit(ctx, repo.Owner, repo.Name, number, &gogithub.IssueRequest{Body: &body})
+	is, _, err := g.c.Issues.Edit(ctx, repo.Owner, repo.Name, number, &gogithub.IssueRequest{Body: &body})
 	if isStatus(err, http.StatusNotFound) || isStatus(err, http.StatusGone) {
 		return fmt.Errorf("editing %s#%d: %w", repo, number, ErrIssueGone)
 	}
 	if err != nil {
 		return fmt.Errorf("editing %s#%d: %w", repo, number, err)
 	}
+	// A transferred issue answers 301, which the HTTP client follows as a
+	// GET of its new place: nothing was edited.
+	if u := is.GetRepositoryURL(); is.GetNumber() != number || u != "" && !strings.HasSuffix(strings.ToLower(u), "/repos/"+strings.ToLower(repo.String())) {
+		return fmt.Errorf("editing %s#%d: the issue moved: %w", repo, number, ErrIssueGone)
+	}
 	return nil
 }
 
-func (g *restGitHub) FindIssue(ctx context.Context, repo Repo, label, marker string) (int, error) {
+func (g *restGitHub) FindIssue(ctx context.Context, repo Repo, label, marker, author string) (int, error) {
 	opts := &gogithub.IssueListByRepoOptions{Labels: []string{label}, State: "all", ListOptions: gogithub.ListOptions{PerPage: 100}}
 	issues, _, err := g.c.Issues.ListByRepo(ctx, repo.Owner, repo.Name, opts)
 	if err != nil {
 		return 0, fmt.Errorf("listing %s issues of %s: %w", label, repo, err)
 	}
 	for _, is := range issues {
-		// Only the app's own issues: anyone who can label could write the marker.
-		if is.GetUser().GetType() == "Bot" && strings.Contains(is.GetBody(), marker) {
+		// Only the app's own issues: anyone who can label, or another app,
+		// could write the marker.
+		u := is.GetUser()
+		if u.GetType() == "Bot" && (author == "" || strings.EqualFold(u.GetLogin(), author)) && strings.Contains(is.GetBody(), marker) {
 			return is.GetNumber(), nil
 		}
 	}

@@ -108,14 +108,15 @@ func rateLimitWait(resp *http.Response) (time.Duration, bool) {
 }
 
 // WillNotChange reports a GitHub answer that retrying cannot change:
-// 401, 404, 422, or 403 that is not a rate limit (those are waited out).
+// 401, 404, 410, 422, or 403 that is not a rate limit (those are waited
+// out).
 func WillNotChange(err error) bool {
 	var e *gogithub.ErrorResponse
 	if !errors.As(err, &e) || e.Response == nil {
 		return false
 	}
 	switch e.Response.StatusCode {
-	case http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity:
+	case http.StatusUnauthorized, http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity:
 		return true
 	case http.StatusForbidden:
 		_, limited := rateLimitWait(e.Response)

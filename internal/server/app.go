@@ -137,8 +137,13 @@ func NewApp(o Options) (*App, error) {
 		if err != nil {
 			return queue.Permanent(err)
 		}
-		return base.RefreshDashboard(ctx, d.Repo, d.InstallationID)
+		err = base.RefreshDashboard(ctx, d.Repo, d.InstallationID)
+		if github.WillNotChange(err) { // issues off, the app removed, ...: the next window tries again
+			return queue.Permanent(err)
+		}
+		return err
 	})
+	mux.Handle(queue.TaskRefreshDashboards, &ops.DashboardSweep{Ledger: ledger, Queue: tasks, Every: o.DashboardEvery})
 	mux.Handle(queue.TaskReconcileRuns, &ops.Reconciler{Ledger: ledger, Queue: tasks, Metrics: counters, Now: base.Now, StaleAfter: o.StaleAfter})
 	mux.Handle(queue.TaskSweepDeliveries, &ops.DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: counters, LookBack: o.SweepLookBack})
 
@@ -199,6 +204,9 @@ func NewApp(o Options) (*App, error) {
 	}
 	if o.Schedule.ReconcileEvery <= 0 {
 		o.Schedule.ReconcileEvery = 2 * time.Minute
+	}
+	if o.Schedule.DashboardsEvery <= 0 {
+		o.Schedule.DashboardsEvery = 6 * time.Hour
 	}
 	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: tasks, server: server, mux: mux, schedule: o.Schedule, log: o.Logger, unverified: unverified}, nil
 }

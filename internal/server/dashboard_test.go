@@ -10,6 +10,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/runs"
 )
 
 // dashboardIssue is the dashboard pitcrew opened: its number and body.
@@ -88,4 +89,22 @@ func TestABurstOfSignalsMakesAFewDashboardEditsAndATickStartsARun(t *testing.T) 
 	if code := h.deliver("issues", testenv.DeliveryID(), testenv.DashboardEditEvent(t, "pitcrew[bot]", n, body)); code != 200 {
 		t.Fatalf("pitcrew's own edit: %d, want 200 without storing it", code)
 	}
+}
+
+// Without any signal, the periodic sweep rewrites each dashboard from the
+// ledger (here: a sighting recorded behind its back).
+func TestThePeriodicSweepRefreshesEveryDashboard(t *testing.T) {
+	h := newHarness(t, true, func(o *Options) {
+		o.DashboardEvery = 200 * time.Millisecond
+		o.Schedule.DashboardsEvery = 800 * time.Millisecond
+	})
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 12, "Flaky", "test/hexpm/swept_test.exs:1"))
+	h.eventually("the dashboard", func() bool { n, _ := h.dashboardIssue(); return n != 0 })
+	if _, err := h.app.Ledger.RecordSighting(context.Background(), "hexpm/hexpm", runs.Seen{Key: "flaky:hexpm/hexpm:test/hexpm/behind_test.exs:2", Occurrence: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the sweep's rewrite", func() bool {
+		_, body := h.dashboardIssue()
+		return strings.Contains(body, "test/hexpm/behind_test.exs:2")
+	})
 }

@@ -28,6 +28,10 @@ func TestTheFlakyPageHasTheStatusPagesRules(t *testing.T) {
 	if code, _ := guarded.getAs("pitcrew.example.com", "/flaky?token=status-secret"); code != http.StatusOK {
 		t.Fatalf("the token: %d", code)
 	}
+	// The status page's link keeps the token it was reached with.
+	if _, body := guarded.getAs("pitcrew.example.com", "/?token=status-secret"); !strings.Contains(body, `href="/flaky?token=status-secret"`) {
+		t.Fatal("the status page links /flaky without its token")
+	}
 }
 
 // The page lists each repository's tests with their sightings, a bar

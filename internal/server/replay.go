@@ -49,21 +49,19 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug})
 	var said decisions
 	log := zerolog.New(&said).Level(zerolog.InfoLevel)
-	for _, h := range handlers.EventHandlers(base) {
-		for _, e := range h.Handles() {
-			if e == event {
-				err := h.Handle(log.WithContext(ctx), event, deliveryID, payload)
-				why, warnings := said.read()
-				out := Replayed{Actions: rec.actions, Warnings: warnings}
-				if len(out.Actions) == 0 {
-					out.Actions, out.Why = []Action{}, why
-				}
-				if len(out.Actions) == 0 && len(out.Why) == 0 && err == nil {
-					out.Why = []string{"the " + event + " handler found nothing it acts on in this delivery (its action, sender, installation or text)"}
-				}
-				return out, err
-			}
+	// Every handler of the event, as the worker runs them.
+	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
+	if len(worker.Handlers[event]) > 0 {
+		err := worker.handle(log.WithContext(ctx), event, deliveryID, payload)
+		why, warnings := said.read()
+		out := Replayed{Actions: rec.actions, Warnings: warnings}
+		if len(out.Actions) == 0 {
+			out.Actions, out.Why = []Action{}, why
 		}
+		if len(out.Actions) == 0 && len(out.Why) == 0 && err == nil {
+			out.Why = []string{"the " + event + " handlers found nothing they act on in this delivery (its action, sender, installation or text)"}
+		}
+		return out, err
 	}
 	return Replayed{Actions: []Action{}}, fmt.Errorf("pitcrew does not handle %q events", event)
 }

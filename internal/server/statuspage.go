@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -72,7 +73,10 @@ func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	now := time.Now()
-	data := map[string]any{"App": p.AppSlug, "Embedded": p.Embedded, "Depth": queue.Depth(p.Inspector)}
+	data := map[string]any{"App": p.AppSlug, "Embedded": p.Embedded, "Depth": queue.Depth(p.Inspector), "Flaky": "/flaky"}
+	if token := r.URL.Query().Get("token"); token != "" {
+		data["Flaky"] = "/flaky?token=" + url.QueryEscape(token) // the way this page was reached
+	}
 	if client, err := p.AppClient(); err == nil {
 		if insts, _, err := client.Apps.ListInstallations(ctx, &gogithub.ListOptions{PerPage: 100}); err == nil {
 			var names []string
@@ -117,7 +121,7 @@ td,th{border-bottom:1px solid #d0d7de;padding:.2em .8em;text-align:left} h2{marg
 <h1>pitcrew{{with .App}} · {{.}}{{end}}</h1>
 <p>Installations: {{range $i, $n := .Installations}}{{if $i}}, {{end}}{{$n}}{{else}}<span class="muted">{{or .InstallationsError "none yet"}}</span>{{end}}</p>
 <p>Redis: {{if .Embedded}}embedded (state is lost on restart){{else}}external{{end}} · queue depth: <span id="depth">{{.Depth}}</span></p>
-<p><a href="/flaky">Flaky tests</a> (the dashboards of every repository)</p>
+<p><a href="{{.Flaky}}">Flaky tests</a> (the dashboards of every repository)</p>
 <h2>Recent runs</h2>
 {{range $kind, $runs := .Runs}}<h3>{{$kind}}</h3><table id="runs-{{$kind}}"><tr><th>state</th><th>repository</th><th>subject</th><th>age</th><th>links</th></tr>
 {{range $runs}}<tr><td>{{.State}}</td><td>{{.Repo}}</td><td>{{.Subject}}</td><td>{{.Age}}</td><td>{{with .SubjectURL}}<a href="{{.}}">issue/PR</a>{{end}} {{with .SessionURL}}<a href="{{.}}">session</a>{{end}}</td></tr>

@@ -193,7 +193,7 @@ func (f *Fake) CreateIssue(_ context.Context, _ github.Repo, title, body string,
 }
 
 // FindIssue implements github.Issues.
-func (f *Fake) FindIssue(_ context.Context, _ github.Repo, label, marker string) (int, error) {
+func (f *Fake) FindIssue(_ context.Context, _ github.Repo, label, marker, _ string) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, is := range f.Issues {
