@@ -29,6 +29,10 @@ const markKey = "pitcrew:replicated"
 
 // Waiter waits for replicas. The zero Waiter's Wait does nothing; a nil one
 // too, so a single Redis costs nothing.
+//
+// Waits that overlap share one WAIT (a group commit): a round started after
+// a caller's writes covers them, so each caller joins the next round to
+// start, and one caller runs it for all who joined.
 type Waiter struct {
 	Redis redis.UniversalClient
 	// Timeout bounds each wait (default 500 ms): past it the write counts
@@ -41,7 +45,15 @@ type Waiter struct {
 	mu       sync.Mutex
 	read     time.Time
 	replicas int
-	last     error // the last wait's outcome, for /readyz
+	last     error  // the last wait's outcome, for /readyz
+	next     *round // the round callers join; started by the first of them once none runs
+	running  bool
+}
+
+// round is one WAIT shared by the callers who joined it.
+type round struct {
+	done chan struct{}
+	err  error
 }
 
 // Wait returns nil once one replica acknowledged every write made before
@@ -54,24 +66,65 @@ func (w *Waiter) Wait(ctx context.Context) error {
 	if err != nil || n == 0 {
 		return w.record(err)
 	}
+	w.mu.Lock()
+	if w.next == nil {
+		w.next = &round{done: make(chan struct{})}
+	}
+	r := w.next
+	lead := !w.running
+	if lead {
+		w.running = true
+	}
+	w.mu.Unlock()
+	if lead {
+		w.lead(context.WithoutCancel(ctx))
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lead runs the next round, then hands the one after (if anyone joined it
+// meanwhile) to a goroutine: the caller that led waits one round only.
+func (w *Waiter) lead(ctx context.Context) {
+	w.mu.Lock()
+	r := w.next
+	w.next = nil
+	w.mu.Unlock()
+	r.err = w.record(w.wait(ctx))
+	close(r.done)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == nil {
+		w.running = false
+		return
+	}
+	go w.lead(ctx)
+}
+
+// wait writes a mark and sends WAIT on the same connection.
+func (w *Waiter) wait(ctx context.Context) error {
 	timeout := w.Timeout
 	if timeout <= 0 {
 		timeout = 500 * time.Millisecond
 	}
 	var acked *redis.Cmd
-	_, err = w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, markKey, time.Now().UnixNano(), time.Minute)
 		acked = p.Do(ctx, "WAIT", 1, timeout.Milliseconds())
 		return nil
 	})
 	if err != nil {
-		return w.record(fmt.Errorf("redis: waiting for a replica: %w", err))
+		return fmt.Errorf("redis: waiting for a replica: %w", err)
 	}
 	if got, _ := acked.Int64(); got < 1 {
 		w.forget() // the replica may be gone: count them again
-		return w.record(ErrNotReplicated)
+		return ErrNotReplicated
 	}
-	return w.record(nil)
+	return nil
 }
 
 // Problem is why the last wait failed; nil when it succeeded.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -64,6 +66,26 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 		t.Fatalf("with a replica online: %v", err)
 	}
 
+	// Waits that overlap share a WAIT.
+	counter := &waits{}
+	rdb.AddHook(counter)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Wait(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := counter.n.Load(); n < 1 || n >= 25 {
+		t.Fatalf("%d WAITs for 50 overlapping waits", n)
+	} else {
+		t.Logf("%d WAITs for 50 overlapping waits", n)
+	}
+
 	replica.Process.Signal(syscall.SIGSTOP) // the replica stops acknowledging
 	defer replica.Process.Signal(syscall.SIGCONT)
 	start := time.Now()
@@ -79,5 +101,21 @@ func TestANilWaiterWaitsForNothing(t *testing.T) {
 	var w *Waiter
 	if w.Wait(context.Background()) != nil || w.Problem() != nil {
 		t.Fatal("a nil waiter")
+	}
+}
+
+// waits counts the WAIT commands sent.
+type waits struct{ n atomic.Int64 }
+
+func (c *waits) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (c *waits) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (c *waits) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if cmd.Name() == "wait" {
+				c.n.Add(1)
+			}
+		}
+		return next(ctx, cmds)
 	}
 }
