@@ -153,11 +153,7 @@ func (h *DashboardTick) startTicked(ctx context.Context, ev DashboardEdit, deliv
 // cooldown (a person asked), within the daily limit. No subject shows it:
 // its row of the dashboard does.
 func (h *DashboardTick) startFromDashboard(ctx context.Context, ev DashboardEdit, t runs.FlakyTest, cfg repoconfig.Config, delivery string) (runs.Entry, error) {
-	parts := strings.SplitN(t.Key, ":", 3)
-	if len(parts) != 3 {
-		return runs.Entry{}, nil
-	}
-	ref, err := exunit.ParseTestRef(parts[2])
+	ref, err := exunit.ParseTestRef(t.Test())
 	if err != nil {
 		logFor(ctx).Warn().Err(err).Str("key", t.Key).Msg("a dashboard test whose key names no test")
 		return runs.Entry{}, nil

@@ -101,12 +101,8 @@ func RenderDashboard(v DashboardView) string {
 
 func dashboardItem(t runs.FlakyTest) string {
 	s := t.Sighting
-	test := t.Key // "flaky:<owner/name>:<path:line>" (handlers.FlakyKey)
-	if parts := strings.SplitN(t.Key, ":", 3); len(parts) == 3 {
-		test = parts[2]
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "- [ ] %s", Code(test, 300))
+	fmt.Fprintf(&b, "- [ ] %s", Code(t.Test(), 300))
 	if s.Name != "" {
 		fmt.Fprintf(&b, " %s", Text(s.Name, 200))
 		if s.Module != "" {

@@ -117,6 +117,15 @@ type FlakyTest struct {
 	Run  *Run // nil when no run was ever claimed, or its record expired
 }
 
+// Test is the test the key names: the part after the repository of a
+// flaky test's key ("flaky:<owner/name>:<path:line>").
+func (t FlakyTest) Test() string {
+	if parts := strings.SplitN(t.Key, ":", 3); len(parts) == 3 {
+		return parts[2]
+	}
+	return t.Key
+}
+
 // Recent is its sightings per day over the last n days up to now, oldest
 // first.
 func (t FlakyTest) Recent(now time.Time, n int) []int64 {

@@ -67,11 +67,8 @@ func (p *StatusPage) Flaky(w http.ResponseWriter, r *http.Request) {
 
 func describeFlaky(t runs.FlakyTest, now time.Time) flakyRow {
 	s := t.Sighting
-	row := flakyRow{Test: t.Key, Name: s.Name, Module: s.Module, Where: safeLink(s.Where), Count: s.Count, Commits: s.Commits,
+	row := flakyRow{Test: t.Test(), Name: s.Name, Module: s.Module, Where: safeLink(s.Where), Count: s.Count, Commits: s.Commits,
 		FirstSeen: s.FirstSeen.Format("2006-01-02"), LastSeen: s.LastSeen.Format("2006-01-02 15:04"), Spark: sparkline(t.Recent(now, sparkDays))}
-	if parts := strings.SplitN(t.Key, ":", 3); len(parts) == 3 {
-		row.Test = parts[2]
-	}
 	if len(s.Commit) >= 7 {
 		row.Commit = s.Commit[:7]
 	}
