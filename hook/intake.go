@@ -137,7 +137,7 @@ func (in *Intake) store(ctx context.Context, event, id string, framed []byte) er
 		in.Metrics.Deliveries.WithLabelValues(event, "queued").Inc()
 	}
 	// A duplicate too: the first copy's answer may have been a 503.
-	return in.Replicated.Wait(ctx)
+	return in.Replicated.Wait(ctx, queue.DeliveryKey(id))
 }
 
 // onIntakeError answers GitHub when a delivery was not stored: 413 for a

@@ -108,7 +108,7 @@ func (h *Outside) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_, err = h.Queue.EnqueueContext(r.Context(), queue.AlertTask(h.Source.TaskType(), h.Source.Name, body))
 	if err == nil || queue.IsDuplicate(err) {
-		if werr := h.Replicated.Wait(r.Context()); werr != nil {
+		if werr := h.Replicated.Wait(r.Context(), queue.AlertKey(h.Source.Name, body)); werr != nil {
 			err = werr
 		}
 	}

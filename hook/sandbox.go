@@ -72,9 +72,10 @@ func (h *SandboxCallbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	_, err = h.Queue.EnqueueContext(r.Context(), queue.RefreshTask(queue.Refresh{SessionID: cb.SessionID}, "cb:"+r.Header.Get("webhook-id")))
+	taskID := "cb:" + r.Header.Get("webhook-id")
+	_, err = h.Queue.EnqueueContext(r.Context(), queue.RefreshTask(queue.Refresh{SessionID: cb.SessionID}, taskID))
 	if err == nil || queue.IsDuplicate(err) {
-		if werr := h.Replicated.Wait(r.Context()); werr != nil {
+		if werr := h.Replicated.Wait(r.Context(), queue.RefreshKey(taskID)); werr != nil {
 			err = werr
 		}
 	}

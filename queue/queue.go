@@ -53,7 +53,7 @@ func DecodeDelivery(p []byte) (event, id string, body []byte, err error) {
 // DeliveryTask is the queue's task for a framed delivery (DecodeDelivery).
 func DeliveryTask(id string, framed []byte) *asynq.Task {
 	return asynq.NewTask(TaskGitHubDelivery, framed,
-		asynq.TaskID("gh:"+id), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
+		asynq.TaskID(deliveryTaskID(id)), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
 		asynq.Retention(DeliveryRetention), asynq.Timeout(5*time.Minute))
 }
 
@@ -61,11 +61,32 @@ func DeliveryTask(id string, framed []byte) *asynq.Task {
 // source: its id is the body's hash, so a repeat of the same body is
 // refused as a duplicate instead of handled twice.
 func AlertTask(taskType, source string, body []byte) *asynq.Task {
-	sum := sha256.Sum256(body)
 	return asynq.NewTask(taskType, body,
-		asynq.TaskID(source+":"+hex.EncodeToString(sum[:16])), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
+		asynq.TaskID(alertTaskID(source, body)), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
 		asynq.Retention(24*time.Hour), asynq.Timeout(5*time.Minute))
 }
+
+func deliveryTaskID(id string) string { return "gh:" + id }
+
+func alertTaskID(source string, body []byte) string {
+	sum := sha256.Sum256(body)
+	return source + ":" + hex.EncodeToString(sum[:16])
+}
+
+// DeliveryKey, AlertKey and RefreshKey name the Redis key that holds each
+// task once stored (asynq's "asynq:{queue}:t:id"), for a durable.Waiter to
+// check that the write is on the primary that replicated it.
+func DeliveryKey(id string) string { return storedKey(QueueGitHub, deliveryTaskID(id)) }
+
+// AlertKey: see DeliveryKey.
+func AlertKey(source string, body []byte) string {
+	return storedKey(QueueGitHub, alertTaskID(source, body))
+}
+
+// RefreshKey: see DeliveryKey.
+func RefreshKey(taskID string) string { return storedKey(QueueOutcome, taskID) }
+
+func storedKey(queue, taskID string) string { return "asynq:{" + queue + "}:t:" + taskID }
 
 // Refresh is the payload of a TaskSessionRefresh: read a session.
 // Reconcile marks the reconciler's read of a run whose callback may be

@@ -76,3 +76,30 @@ func TestADashboardRefreshIsOnePerWindowDueAfterIt(t *testing.T) {
 		}
 	}
 }
+
+// The keys a durable.Waiter checks are the ones asynq writes: a change of
+// asynq's layout fails here, not as a refused webhook in production.
+func TestStoredKeysAreWhereAsynqKeepsTheTask(t *testing.T) {
+	rdb := testenv.Redis(t)
+	ctx := context.Background()
+	q, in := asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb)
+	body := []byte(`{"alert":1}`)
+	for _, c := range []struct {
+		task *asynq.Task
+		key  string
+	}{
+		{DeliveryTask("stored-key-test", []byte("issues\nstored-key-test\n{}")), DeliveryKey("stored-key-test")},
+		{AlertTask("datadog:alert", "datadog", body), AlertKey("datadog", body)},
+		{RefreshTask(Refresh{SessionID: "s"}, "cb:stored-key-test"), RefreshKey("cb:stored-key-test")},
+	} {
+		info, err := q.EnqueueContext(ctx, c.task, asynq.ProcessIn(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := rdb.Exists(ctx, c.key).Result()
+		in.DeleteTask(info.Queue, info.ID)
+		if err != nil || n != 1 {
+			t.Fatalf("%s: key %s not found (%d, %v)", info.ID, c.key, n, err)
+		}
+	}
+}

@@ -151,7 +151,7 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 	if err == nil && got.State == Queued {
 		// A queued run is what a session starts from: a replica must have
 		// it first, or a failover could forget it and start a second one.
-		err = l.replicated.Wait(ctx)
+		err = l.replicated.Wait(ctx, l.runKey(got.ID))
 	}
 	return got, Claim(res[0]), err
 }
@@ -300,7 +300,14 @@ func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (
 					next.subjects = append(next.subjects, s)
 				}
 			}
-			return next, nil
+			if session != "" {
+				// A session's callbacks find its run by this index: a
+				// failover must not forget it. On an error the caller
+				// retries, and the sandbox's idempotency key gives it the
+				// same session to record again.
+				err = l.replicated.Wait(ctx, l.runKey(next.ID), l.sessionKey(next.SessionID))
+			}
+			return next, err
 		}
 		cur = Run{} // someone else wrote it: read it again
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,17 +21,21 @@ import (
 // asks GitHub for it again).
 var ErrNotReplicated = errors.New("redis: no replica acknowledged the write in time")
 
+// ErrNotOnPrimary means the keys written are not on the primary the wait
+// reached: the write went to a primary that has since been replaced.
+var ErrNotOnPrimary = errors.New("redis: the write is not on the current primary")
+
 // markKey is written just before WAIT, on the same connection: WAIT waits
 // for that connection's last write, and the primary replicates in order, so
 // every write before the mark (asynq's, on other connections) is covered.
 const markKey = "pitcrew:replicated"
 
-// Waiter waits for replicas. The zero Waiter's Wait does nothing; a nil one
-// too, so a single Redis costs nothing.
+// Waiter waits for replicas. A nil Waiter's Wait does nothing, so a single
+// Redis costs nothing.
 //
 // Waits that overlap share one WAIT (a group commit): a round started after
 // a caller's writes covers them, so each caller joins the next round to
-// start, and one caller runs it for all who joined.
+// start, and one goroutine runs it for all who joined.
 type Waiter struct {
 	Redis redis.UniversalClient
 	// Timeout bounds each wait (default 500 ms): past it the write counts
@@ -45,103 +48,104 @@ type Waiter struct {
 	mu       sync.Mutex
 	read     time.Time
 	replicas int
-	last     error  // the last wait's outcome, for /readyz
-	next     *round // the round callers join; started by the first of them once none runs
+	next     *round // the round callers join; started once none runs
 	running  bool
 }
 
-// round is one WAIT shared by the callers who joined it.
+// round is one WAIT shared by the callers who joined it; each caller's
+// keys are checked in the same pipeline.
 type round struct {
 	done chan struct{}
-	err  error
+	keys [][]string
+	errs []error
 }
 
 // Wait returns nil once one replica acknowledged every write made before
-// it, or at once when the primary has no replica connected.
-func (w *Waiter) Wait(ctx context.Context) error {
+// it, or at once when the primary has no replica online. keys are what the
+// caller wrote: they must be on the primary that replicated, or a failover
+// between the write and the wait could hide a lost write (ErrNotOnPrimary).
+func (w *Waiter) Wait(ctx context.Context, keys ...string) error {
 	if w == nil || w.Redis == nil {
 		return nil
 	}
-	n, err := w.connected(ctx)
+	n, err := w.online(ctx)
 	if err != nil || n == 0 {
-		return w.record(err)
+		return err
 	}
 	w.mu.Lock()
 	if w.next == nil {
 		w.next = &round{done: make(chan struct{})}
 	}
 	r := w.next
-	lead := !w.running
-	if lead {
+	mine := len(r.keys)
+	r.keys = append(r.keys, keys)
+	if !w.running {
 		w.running = true
+		go w.lead(context.WithoutCancel(ctx))
 	}
 	w.mu.Unlock()
-	if lead {
-		w.lead(context.WithoutCancel(ctx))
-	}
 	select {
 	case <-r.done:
-		return r.err
+		return r.errs[mine]
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// lead runs the next round, then hands the one after (if anyone joined it
-// meanwhile) to a goroutine: the caller that led waits one round only.
+// lead runs rounds while callers join them.
 func (w *Waiter) lead(ctx context.Context) {
-	w.mu.Lock()
-	r := w.next
-	w.next = nil
-	w.mu.Unlock()
-	r.err = w.record(w.wait(ctx))
-	close(r.done)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.next == nil {
-		w.running = false
-		return
+	for {
+		w.mu.Lock()
+		r := w.next
+		if r == nil {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.next = nil
+		w.mu.Unlock()
+		r.errs = w.wait(ctx, r.keys)
+		close(r.done)
 	}
-	go w.lead(ctx)
 }
 
-// wait writes a mark and sends WAIT on the same connection.
-func (w *Waiter) wait(ctx context.Context) error {
+// wait checks each caller's keys, writes a mark and sends WAIT, all on one
+// connection, under a deadline of its own.
+func (w *Waiter) wait(ctx context.Context, keys [][]string) []error {
 	timeout := w.Timeout
 	if timeout <= 0 {
 		timeout = 500 * time.Millisecond
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout+time.Second)
+	defer cancel()
+	exists := make([]*redis.IntCmd, len(keys))
 	var acked *redis.Cmd
 	_, err := w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			if len(k) > 0 {
+				exists[i] = p.Exists(ctx, k...)
+			}
+		}
 		p.Set(ctx, markKey, time.Now().UnixNano(), time.Minute)
 		acked = p.Do(ctx, "WAIT", 1, timeout.Milliseconds())
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("redis: waiting for a replica: %w", err)
-	}
-	if got, _ := acked.Int64(); got < 1 {
+	errs := make([]error, len(keys))
+	if got, _ := acked.Int64(); err == nil && got < 1 {
 		w.forget() // the replica may be gone: count them again
-		return ErrNotReplicated
+		err = ErrNotReplicated
+	} else if err != nil {
+		err = fmt.Errorf("redis: waiting for a replica: %w", err)
 	}
-	return nil
-}
-
-// Problem is why the last wait failed; nil when it succeeded.
-func (w *Waiter) Problem() error {
-	if w == nil {
-		return nil
+	for i, k := range keys {
+		switch {
+		case err != nil:
+			errs[i] = err
+		case exists[i] != nil && exists[i].Val() < int64(len(k)):
+			errs[i] = ErrNotOnPrimary
+		}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.last
-}
-
-func (w *Waiter) record(err error) error {
-	w.mu.Lock()
-	w.last = err
-	w.mu.Unlock()
-	return err
+	return errs
 }
 
 func (w *Waiter) forget() {
@@ -150,9 +154,9 @@ func (w *Waiter) forget() {
 	w.mu.Unlock()
 }
 
-// connected is how many replicas the primary has connected, read at most
-// once per Every.
-func (w *Waiter) connected(ctx context.Context) (int, error) {
+// online is how many replicas the primary has online, read at most once
+// per Every. An error is not remembered: the next wait asks again.
+func (w *Waiter) online(ctx context.Context) (int, error) {
 	every := w.Every
 	if every <= 0 {
 		every = time.Second
@@ -165,28 +169,32 @@ func (w *Waiter) connected(ctx context.Context) (int, error) {
 	}
 	w.mu.Unlock()
 	info, err := w.Redis.Info(ctx, "replication").Result()
-	var answered redis.Error
-	if errors.As(err, &answered) {
-		info, err = "", nil // a Redis that does not say (an embedded one) has no replicas
-	}
 	if err != nil {
 		return 0, fmt.Errorf("redis: reading its replication: %w", err)
 	}
-	n := ConnectedReplicas(info)
+	n := OnlineReplicas(info)
 	w.mu.Lock()
 	w.read, w.replicas = time.Now(), n
 	w.mu.Unlock()
 	return n, nil
 }
 
-// ConnectedReplicas reads connected_slaves from INFO replication; 0 when
-// absent (a replica, or a Redis that does not say).
-func ConnectedReplicas(info string) int {
+// OnlineReplicas counts the replicas INFO replication lists as online
+// ("slave0:ip=...,state=online,..."). One still syncing has nothing to
+// acknowledge yet: waiting for it would refuse every write until it is
+// done, so until then the primary counts as alone.
+func OnlineReplicas(info string) int {
+	n := 0
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			n, _ := strconv.Atoi(v)
-			return n
+		name, fields, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if index, ok := strings.CutPrefix(name, "slave"); !ok || index == "" || strings.Trim(index, "0123456789") != "" {
+			continue
+		}
+		for _, f := range strings.Split(fields, ",") {
+			if f == "state=online" {
+				n++
+			}
 		}
 	}
-	return 0
+	return n
 }

@@ -16,14 +16,18 @@ import (
 	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
-func TestConnectedReplicasReadsInfoReplication(t *testing.T) {
+// Samples from redis-server 7 (INFO replication of a primary and of a
+// replica); only replicas online count.
+func TestOnlineReplicasReadsInfoReplication(t *testing.T) {
 	for info, want := range map[string]int{
-		"# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1,port=6380,state=online,offset=1,lag=0\r\n": 2,
-		"# Replication\r\nrole:master\r\nconnected_slaves:0\r\n":                                                              0,
-		"# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n":                                                            0,
+		"# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1,port=6380,state=online,offset=1,lag=0\r\nslave1:ip=127.0.0.1,port=6381,state=online,offset=1,lag=1\r\nmaster_failover_state:no-failover\r\n": 2,
+		"# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1,port=6380,state=wait_bgsave,offset=0,lag=0\r\nslave1:ip=127.0.0.1,port=6381,state=online,offset=1,lag=0\r\n":                                 1,
+		"# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=6380,state=send_bulk,offset=0,lag=0\r\n":                                                                                                0,
+		"# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n":                                                                                                                                        0,
+		"# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\nslave_read_repl_offset:15\r\nslave_repl_offset:15\r\nslave_priority:100\r\n":                                                                                   0,
 		"": 0,
 	} {
-		if got := ConnectedReplicas(info); got != want {
+		if got := OnlineReplicas(info); got != want {
 			t.Errorf("%q: %d, want %d", info, got, want)
 		}
 	}
@@ -62,8 +66,13 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 	if err := rdb.Set(ctx, "delivery", "stored", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Wait(ctx); err != nil || w.Problem() != nil {
+	if err := w.Wait(ctx, "delivery"); err != nil {
 		t.Fatalf("with a replica online: %v", err)
+	}
+	// A key the caller wrote that is not on this primary: a failover came
+	// between the write and the wait.
+	if err := w.Wait(ctx, "delivery", "written-elsewhere"); !errors.Is(err, ErrNotOnPrimary) {
+		t.Fatalf("a write not on the primary: %v", err)
 	}
 
 	// Waits that overlap share a WAIT.
@@ -74,7 +83,7 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.Wait(ctx); err != nil {
+			if err := w.Wait(ctx, "delivery"); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -89,7 +98,7 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 	replica.Process.Signal(syscall.SIGSTOP) // the replica stops acknowledging
 	defer replica.Process.Signal(syscall.SIGCONT)
 	start := time.Now()
-	if err := w.Wait(ctx); !errors.Is(err, ErrNotReplicated) || !errors.Is(w.Problem(), ErrNotReplicated) {
+	if err := w.Wait(ctx); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("with the replica stopped: %v", err)
 	}
 	if took := time.Since(start); took > 2*time.Second {
@@ -99,7 +108,7 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 
 func TestANilWaiterWaitsForNothing(t *testing.T) {
 	var w *Waiter
-	if w.Wait(context.Background()) != nil || w.Problem() != nil {
+	if w.Wait(context.Background(), "anything") != nil {
 		t.Fatal("a nil waiter")
 	}
 }

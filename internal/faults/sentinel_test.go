@@ -51,6 +51,7 @@ func newSentinels(t *testing.T) *topology {
 		os.WriteFile(conf, []byte(fmt.Sprintf("port %s\nbind 127.0.0.1\nsentinel monitor %s %s %s 2\nsentinel down-after-milliseconds %s 1000\n"+
 			"sentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n", sport, sentinelMaster, host, port, sentinelMaster, sentinelMaster, sentinelMaster)), 0o600)
 		cmd := exec.Command(server, conf, "--sentinel")
+		cmd.Dir = dir
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func TestReplayDryRunWritesNothing(t *testing.T) {
 	for _, c := range cases {
 		throwaway := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
 		o := h.opts
-		o.Redis = throwaway
+		o.Redis, o.EmbeddedRedis = throwaway, true
 		got, err := Replay(t.Context(), o, c.event, "replay-1", c.payload, true)
 		if err != nil {
 			t.Fatalf("%s: %v", c.event, err)
@@ -55,7 +55,7 @@ func TestReplayDryRunWritesNothing(t *testing.T) {
 		{testenv.DashboardEditEvent(t, "alice", 500, "- [x] `test/a_test.exs:1` <!-- pitcrew:tick:0123456789ab -->"), "not this repository's dashboard"},
 	} {
 		o := h.opts
-		o.Redis = redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+		o.Redis, o.EmbeddedRedis = redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()}), true
 		got, err := Replay(t.Context(), o, "issues", "replay-2", c.payload, true)
 		if err != nil || len(got.Actions) != 0 || len(got.Why) != 1 || !strings.Contains(got.Why[0], c.why) {
 			t.Errorf("why %q, actions %+v, %v; want %q", got.Why, got.Actions, err, c.why)

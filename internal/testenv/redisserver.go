@@ -23,7 +23,8 @@ func RedisServer(t testing.TB, extra ...string) (addr string, cmd *exec.Cmd) {
 	}
 	addr = FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
-	cmd = exec.Command(server, append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no"}, extra...)...)
+	// Its own directory: a replica's full sync writes dump.rdb there.
+	cmd = exec.Command(server, append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, extra...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
