@@ -41,7 +41,9 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 	primary, _ := testenv.RedisServer(t, "--repl-diskless-sync-delay", "0")
 	rdb := redis.NewClient(&redis.Options{Addr: primary})
 	defer rdb.Close()
-	w := &Waiter{Redis: rdb, Timeout: 300 * time.Millisecond, Every: 10 * time.Millisecond}
+	// A generous timeout while the replica answers: under a loaded CI a
+	// replica that has just synced may take a while to acknowledge.
+	w := &Waiter{Redis: rdb, Timeout: 5 * time.Second, Every: 10 * time.Millisecond}
 	if err := w.Wait(ctx); err != nil {
 		t.Fatalf("no replica: %v", err)
 	}
@@ -97,6 +99,7 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 
 	replica.Process.Signal(syscall.SIGSTOP) // the replica stops acknowledging
 	defer replica.Process.Signal(syscall.SIGCONT)
+	w = &Waiter{Redis: rdb, Timeout: 300 * time.Millisecond, Every: 10 * time.Millisecond}
 	start := time.Now()
 	if err := w.Wait(ctx); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("with the replica stopped: %v", err)
