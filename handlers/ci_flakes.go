@@ -101,19 +101,15 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 				continue
 			}
 			seen[ref] = true
-			sighting, err := b.Ledger.RecordSighting(ctx, sig.Subject.Repo, runs.Seen{Key: FlakyKey(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
-				Commit: sig.Subject.Commit, Where: sig.URL, Name: publish.Line(f.Test, 200), Module: publish.Line(f.Module, 200)})
-			if err != nil {
-				return err
-			}
-			entry, _, err := b.claimFix(ctx, fixRequest{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg})
+			seen := runs.Seen{Key: FlakyKey(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
+				Commit: sig.Subject.Commit, Where: sig.URL, Name: publish.Line(f.Test, 200), Module: publish.Line(f.Module, 200)}
+			entry, _, err := b.claimFix(ctx, fixRequest{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg, Seen: &seen})
 			if err != nil {
 				return err
 			}
 			entry.Name, entry.Module = publish.Line(f.Test, 200), publish.Line(f.Module, 200)
 			entry.Seed = l.Report.Runs[f.Invocation].Seed
 			entry.Excerpt = f.Message
-			entry.Sightings = sighting.Count
 			entries = append(entries, entry)
 		}
 	}

@@ -18,6 +18,7 @@ type fixRequest struct {
 	Subject        runs.Subject // where the signal's answer is shown
 	Ref            exunit.TestRef
 	Config         repoconfig.Config
+	Seen           *runs.Seen // the signal's sighting of the test, recorded with the claim
 }
 
 // claimFix claims the run for one flaky test (see runs.Starter.Start).
@@ -28,7 +29,7 @@ func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, *runs.
 			Repo: repo, Origin: req.Subject.Issue, About: req.Ref.String(), Delivery: req.Delivery},
 		Subject: req.Subject, Cooldown: flaky.Cooldown, DailyLimit: req.Config.DailyLimit,
 		Input:       prompts.FlakyInput{Repo: repo, Issue: req.Subject.Issue, Test: req.Ref, VerifyRuns: flaky.VerifyRuns},
-		LastAttempt: queue.LastAttempt(ctx),
+		LastAttempt: queue.LastAttempt(ctx), Seen: req.Seen,
 	})
 	entry.About = req.Ref.String()
 	return entry, started, err

@@ -119,15 +119,13 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	var entries []runs.Entry
 	var started []runs.Run
 	for _, ref := range refs {
+		req := fixRequest{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, Ref: ref, Config: cfg}
 		// An issue a person labelled is a sighting too, counted once per
 		// issue; pitcrew's own tracking issue records a CI sighting already.
 		if !ownBot {
-			if _, err := h.Ledger.RecordSighting(ctx, repo.String(), runs.Seen{Key: FlakyKey(repo.String(), ref), Occurrence: fmt.Sprintf("issue:%d", ev.Issue),
-				Where: weburl.Issue(repo.String(), ev.Issue)}); err != nil {
-				return err
-			}
+			req.Seen = &runs.Seen{Key: FlakyKey(repo.String(), ref), Occurrence: fmt.Sprintf("issue:%d", ev.Issue), Where: weburl.Issue(repo.String(), ev.Issue)}
 		}
-		entry, justStarted, err := h.claimFix(ctx, fixRequest{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, Ref: ref, Config: cfg})
+		entry, justStarted, err := h.claimFix(ctx, req)
 		if err != nil {
 			return err
 		}

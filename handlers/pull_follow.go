@@ -3,9 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/github"
@@ -36,13 +34,14 @@ type pullNews struct {
 // the run's, then reads it (pullRead). The caller shows the run.
 func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (runs.Run, error) {
 	n := weburl.PullNumber(run.PullRequest(), run.Repo)
-	previous, err := b.Ledger.FollowPull(ctx, run.Repo, n, run.ID)
+	locked, err := b.Ledger.LockPull(ctx, run.Repo, n, runs.PullFollow{RunID: run.ID, Follow: true})
 	if err != nil {
 		return run, err
 	}
+	defer locked.Unlock()
 	news := pullNews{reread: true}
-	if previous != "" && previous != run.ID {
-		inherited, err := b.handOver(ctx, gh, previous, n)
+	if locked.Previous != "" && locked.Previous != run.ID {
+		inherited, err := b.handOver(ctx, gh, locked.Previous, n)
 		if err != nil {
 			return run, err
 		}
@@ -57,7 +56,7 @@ func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (
 			}
 		}
 	}
-	return b.pullRead(ctx, gh, run.Repo, run.ID, n, news)
+	return b.readLocked(ctx, gh, locked.Run, n, news)
 }
 
 // handOver tells the run that followed pull request number before that a
@@ -86,12 +85,16 @@ func (b *Base) handOver(ctx context.Context, gh github.Client, previous string, 
 // updatePull applies an event's news to the pull request number of repo,
 // if a run follows it, and shows the run where it is shown.
 func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Repo, number int, news pullNews) error {
-	runID, err := b.Ledger.PullRun(ctx, repo.String(), number)
-	if err != nil || runID == "" {
+	locked, err := b.Ledger.LockPull(ctx, repo.String(), number, runs.ReadFollower)
+	if err != nil {
 		return err
 	}
-	run, err := b.pullRead(ctx, gh, repo.String(), runID, number, news)
-	if err != nil {
+	run := locked.Run
+	if run.ID != "" {
+		run, err = b.readLocked(ctx, gh, run, number, news)
+	}
+	locked.Unlock()
+	if err != nil || run.ID == "" {
 		return err
 	}
 	if run, err = b.verifyFix(ctx, gh, run); err != nil {
@@ -100,20 +103,25 @@ func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Rep
 	return b.Publish.Subjects(ctx, gh, run, runs.Subject{})
 }
 
-// pullRead updates the run's pull request under the pull request's lock,
-// on the run as stored: the news first, then, when asked, the pull
-// request, its check suites and, for a head not checked yet, its diff
-// with the "pitcrew / evidence" check run on that head.
+// pullRead updates run runID's pull request under the pull request's
+// lock, on the run as stored (readLocked).
 func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID string, number int, news pullNews) (runs.Run, error) {
-	unlock, err := b.Ledger.Lock(ctx, fmt.Sprintf("pull:%s#%d", strings.ToLower(repoName), number), time.Minute, 2*time.Minute)
+	locked, err := b.Ledger.LockPull(ctx, repoName, number, runs.PullFollow{RunID: runID})
 	if err != nil {
 		return runs.Run{}, err
 	}
-	defer unlock()
-	run, err := b.Ledger.Get(ctx, runID)
-	if err != nil {
-		return run, err
+	defer locked.Unlock()
+	if locked.Run.ID == "" {
+		return runs.Run{}, runs.ErrNotFound
 	}
+	return b.readLocked(ctx, gh, locked.Run, number, news)
+}
+
+// readLocked updates the run's pull request, with the pull request's lock
+// held and the run read under it: the news first, then, when asked, the
+// pull request, its check suites and, for a head not checked yet, its diff
+// with the "pitcrew / evidence" check run on that head.
+func (b *Base) readLocked(ctx context.Context, gh github.Client, run runs.Run, number int, news pullNews) (runs.Run, error) {
 	repo, err := github.ParseRepo(run.Repo)
 	if err != nil {
 		return run, err

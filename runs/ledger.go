@@ -128,24 +128,45 @@ return {'new', id, 'queued', body}
 // subscriber is subscribed to the run (Subscribe) in the same round trip,
 // unless the run belongs to another installation than r's.
 func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, dailyLimit int, subscriber Subject) (Run, Claim, error) {
+	run, claim, _, err := l.ClaimSeen(ctx, r, cooldown, dailyLimit, subscriber, nil)
+	return run, claim, err
+}
+
+// ClaimSeen is Claim with, when seen is set, the signal's sighting of the
+// test recorded first in the same round trip (RecordSighting), and its
+// totals returned.
+func (l *Ledger) ClaimSeen(ctx context.Context, r Run, cooldown time.Duration, dailyLimit int, subscriber Subject, seen *Seen) (Run, Claim, Sighting, error) {
 	if r.Key == "" {
-		return Run{}, "", errors.New("runs: claim without a key")
+		return Run{}, "", Sighting{}, errors.New("runs: claim without a key")
 	}
 	r.CreatedAt = l.now().UTC()
 	body, err := json.Marshal(r)
 	if err != nil {
-		return Run{}, "", err
+		return Run{}, "", Sighting{}, err
 	}
-	res, err := claimScript.Run(ctx, l.rdb,
-		[]string{l.pointerKey(r.Key), l.genKey(r.Key), l.dailyKey(r.Repo), l.recentKey()},
-		l.now().Unix(), int64(cooldown/time.Second), l.prefix+"run:", r.Key, body, int64(Retention/time.Second), dailyLimit,
-		subscriberName(subscriber), r.InstallationID,
-	).StringSlice()
+	claim := &scriptCall{script: claimScript,
+		keys: []string{l.pointerKey(r.Key), l.genKey(r.Key), l.dailyKey(r.Repo), l.recentKey()},
+		args: []any{l.now().Unix(), int64(cooldown / time.Second), l.prefix + "run:", r.Key, body, int64(Retention / time.Second), dailyLimit,
+			subscriberName(subscriber), r.InstallationID}}
+	calls := []*scriptCall{claim}
+	var sighting Sighting
+	if seen != nil {
+		calls = append([]*scriptCall{l.sightingCall(r.Repo, *seen)}, claim)
+	}
+	if err := l.runScripts(ctx, calls...); err != nil {
+		return Run{}, "", Sighting{}, fmt.Errorf("runs: claim %s: %w", r.Key, err)
+	}
+	if seen != nil {
+		if sighting, err = sightingOf(calls[0], *seen); err != nil {
+			return Run{}, "", Sighting{}, err
+		}
+	}
+	res, err := claim.cmd.StringSlice()
 	if err != nil {
-		return Run{}, "", fmt.Errorf("runs: claim %s: %w", r.Key, err)
+		return Run{}, "", Sighting{}, fmt.Errorf("runs: claim %s: %w", r.Key, err)
 	}
 	if Claim(res[0]) == ClaimLimited {
-		return Run{}, ClaimLimited, nil
+		return Run{}, ClaimLimited, sighting, nil
 	}
 	got, err := decodeRun(res[1], res[2], res[3])
 	if err == nil && got.State == Queued {
@@ -153,7 +174,7 @@ func (l *Ledger) Claim(ctx context.Context, r Run, cooldown time.Duration, daily
 		// it first, or a failover could forget it and start a second one.
 		err = l.replicated.Wait(ctx, l.runKey(got.ID))
 	}
-	return got, Claim(res[0]), err
+	return got, Claim(res[0]), sighting, err
 }
 
 func subscriberName(s Subject) string {

@@ -162,15 +162,75 @@ func (l *Ledger) pullKey(repo string, number int) string {
 	return fmt.Sprintf("%spull:%s#%d", l.prefix, strings.ToLower(repo), number)
 }
 
-// FollowPull remembers that pull request number of repo is run runID's,
-// and returns the run it was before, "" when none: one run follows a pull
-// request, the last that named it.
-func (l *Ledger) FollowPull(ctx context.Context, repo string, number int, runID string) (previous string, err error) {
-	previous, err = l.rdb.SetArgs(ctx, l.pullKey(repo, number), runID, redis.SetArgs{TTL: Retention, Get: true}).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
+// lockPullScript takes a pull request's lock (KEYS[1]) and, in the same
+// round trip, reads the run that follows it: ARGV[4] when given, else the
+// one the pull request points at (KEYS[2]). With ARGV[5] 'follow', ARGV[4]
+// becomes the run the pull request points at and the one it pointed at
+// before is returned. It answers {'0'} when the lock is held elsewhere,
+// else {'1', previous, id, state, body}.
+var lockPullScript = redis.NewScript(`
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'0'} end
+local id, previous = ARGV[4], ''
+if ARGV[5] == 'follow' then
+  previous = redis.call('SET', KEYS[2], id, 'EX', ARGV[6], 'GET') or ''
+elseif id == '' then
+  id = redis.call('GET', KEYS[2]) or ''
+end
+if id == '' then return {'1', '', '', '', ''} end
+local f = redis.call('HMGET', ARGV[3] .. id, 'state', 'json')
+return {'1', previous, id, f[1] or '', f[2] or ''}`)
+
+// LockedPull is a pull request's lock, held, with the run read under it.
+type LockedPull struct {
+	// Run is the run read with the lock; zero when none follows the pull
+	// request.
+	Run Run
+	// Previous is, for a lock taken to follow, the run that followed the
+	// pull request before ("" when none).
+	Previous string
+	// Unlock releases the lock; later calls do nothing.
+	Unlock func()
+}
+
+// PullFollow says what LockPull reads: the run that follows the pull
+// request (ReadFollower), run RunID, or run RunID made the one that
+// follows it (Follow): one run follows a pull request, the last that named it.
+type PullFollow struct {
+	RunID  string
+	Follow bool
+}
+
+// ReadFollower is the PullFollow that reads whichever run follows the pull request.
+var ReadFollower = PullFollow{}
+
+// LockPull takes the lock of pull request number of repo (see Lock), which
+// serialises what pitcrew reads and writes of it, and reads the run which
+// names, in the same round trip. A run named but not stored is
+// ErrNotFound, with the lock released.
+func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which PullFollow) (LockedPull, error) {
+	mode := ""
+	if which.Follow {
+		mode = "follow"
 	}
-	return previous, err
+	var res []string
+	h, err := l.lock(ctx, fmt.Sprintf("pull:%s#%d", strings.ToLower(repo), number), time.Minute, 2*time.Minute, func(key, token string) (bool, error) {
+		var err error
+		res, err = lockPullScript.Run(ctx, l.rdb, []string{key, l.pullKey(repo, number)},
+			token, time.Minute.Milliseconds(), l.prefix+"run:", which.RunID, mode, int64(Retention/time.Second)).StringSlice()
+		return err == nil && len(res) == 5 && res[0] == "1", err
+	})
+	if err != nil {
+		return LockedPull{}, err
+	}
+	locked := LockedPull{Previous: res[1], Unlock: h.unlock}
+	if res[2] == "" {
+		return locked, nil
+	}
+	if locked.Run, err = decodeRun(res[2], res[3], res[4]); err != nil {
+		h.unlock()
+		return LockedPull{}, err
+	}
+	return locked, nil
 }
 
 // PullRun is the run that opened pull request number of repo; "" when

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -82,14 +83,32 @@ return {f[1], f[2], f[3], redis.call('SCARD', KEYS[3])}
 // RecordSighting counts that a test of repo flaked (see Seen), and returns
 // its totals.
 func (l *Ledger) RecordSighting(ctx context.Context, repo string, s Seen) (Sighting, error) {
+	call := l.sightingCall(repo, s)
+	if err := l.runScripts(ctx, call); err != nil {
+		return Sighting{}, err
+	}
+	return sightingOf(call, s)
+}
+
+// sightingCall is the script that records s (RecordSighting), for a round
+// trip it may share.
+func (l *Ledger) sightingCall(repo string, s Seen) *scriptCall {
 	base := l.sightingKey(s.Key)
 	now := l.now()
-	res, err := sightingScript.Run(ctx, l.rdb,
-		[]string{base, base + ":occurrences", base + ":commits", base + ":days", l.flakyTestsKey(repo), l.flakyReposKey()},
-		s.Occurrence, s.Commit, now.Unix(), int64(SightingsKept/time.Second), s.Where, s.Name, s.Module, s.Key,
-		now.Unix()/86400, strings.ToLower(repo), maxTestsPerRepo).Slice()
+	return &scriptCall{script: sightingScript,
+		keys: []string{base, base + ":occurrences", base + ":commits", base + ":days", l.flakyTestsKey(repo), l.flakyReposKey()},
+		args: []any{s.Occurrence, s.Commit, now.Unix(), int64(SightingsKept / time.Second), s.Where, s.Name, s.Module, s.Key,
+			now.Unix() / 86400, strings.ToLower(repo), maxTestsPerRepo}}
+}
+
+// sightingOf reads the totals a sightingCall answered.
+func sightingOf(call *scriptCall, s Seen) (Sighting, error) {
+	res, err := call.cmd.Slice()
 	if err != nil {
 		return Sighting{}, err
+	}
+	if len(res) != 4 {
+		return Sighting{}, fmt.Errorf("runs: a sighting's answer has %d fields", len(res))
 	}
 	return Sighting{Count: toInt(res[0]), FirstSeen: time.Unix(toInt(res[1]), 0).UTC(), LastSeen: time.Unix(toInt(res[2]), 0).UTC(), Commits: toInt(res[3]),
 		Commit: s.Commit, Where: s.Where, Name: s.Name, Module: s.Module}, nil

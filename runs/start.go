@@ -36,6 +36,9 @@ type Request struct {
 	// LastAttempt says the signal's task will not be retried: a sandbox
 	// that cannot be reached then fails the run instead of the task.
 	LastAttempt bool
+	// Seen, when set, is the signal's sighting of the test, recorded with
+	// the claim (Ledger.ClaimSeen); the entry carries its count.
+	Seen *Seen
 }
 
 // priorFixed is a prompt input that can name the merged fix the trouble
@@ -82,10 +85,11 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 	if req.OpenSubject != nil {
 		subscriber = Subject{}
 	}
-	run, claim, err := s.Ledger.Claim(ctx, req.Run, req.Cooldown, req.DailyLimit, subscriber)
+	run, claim, sighting, err := s.Ledger.ClaimSeen(ctx, req.Run, req.Cooldown, req.DailyLimit, subscriber, req.Seen)
 	if err != nil {
 		return entry, nil, err
 	}
+	entry.Sightings = sighting.Count
 	entry.Relation = claim
 	if claim != ClaimLimited && run.InstallationID != req.Run.InstallationID {
 		// Only the installation that owns a run may see or steer it.
