@@ -167,16 +167,18 @@ func (l *Ledger) pullKey(repo string, number int) string {
 // one the pull request points at (KEYS[2]). With ARGV[5] 'follow', ARGV[4]
 // becomes the run the pull request points at and the one it pointed at
 // before is returned. It answers {'0'} when the lock is held elsewhere,
-// else {'1', previous, id, state, body}.
+// {'none'} (the lock not taken) when no run follows the pull request, else
+// {'1', previous, id, state, body}.
 var lockPullScript = redis.NewScript(`
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'0'} end
 local id, previous = ARGV[4], ''
+if ARGV[5] ~= 'follow' and id == '' then
+  id = redis.call('GET', KEYS[2]) or ''
+  if id == '' then return {'none'} end
+end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'0'} end
 if ARGV[5] == 'follow' then
   previous = redis.call('SET', KEYS[2], id, 'EX', ARGV[6], 'GET') or ''
-elseif id == '' then
-  id = redis.call('GET', KEYS[2]) or ''
 end
-if id == '' then return {'1', '', '', '', ''} end
 local f = redis.call('HMGET', ARGV[3] .. id, 'state', 'json')
 return {'1', previous, id, f[1] or '', f[2] or ''}`)
 
@@ -217,15 +219,17 @@ func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which Pu
 		var err error
 		res, err = lockPullScript.Run(ctx, l.rdb, []string{key, l.pullKey(repo, number)},
 			token, time.Minute.Milliseconds(), l.prefix+"run:", which.RunID, mode, int64(Retention/time.Second)).StringSlice()
-		return err == nil && len(res) == 5 && res[0] == "1", err
+		return err == nil && (len(res) == 5 && res[0] == "1" || len(res) == 1 && res[0] == "none"), err
 	})
 	if err != nil {
 		return LockedPull{}, err
 	}
-	locked := LockedPull{Previous: res[1], Unlock: h.unlock}
-	if res[2] == "" {
-		return locked, nil
+	if res[0] == "none" {
+		// Nothing to serialise: the script took no lock.
+		_ = h.release(func() error { return nil })
+		return LockedPull{Unlock: func() {}}, nil
 	}
+	locked := LockedPull{Previous: res[1], Unlock: h.unlock}
 	if locked.Run, err = decodeRun(res[2], res[3], res[4]); err != nil {
 		h.unlock()
 		return LockedPull{}, err

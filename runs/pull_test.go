@@ -28,6 +28,9 @@ func TestLockPullFollowsReadsAndReleases(t *testing.T) {
 	if err != nil || none.Run.ID != "" || none.Previous != "" {
 		t.Fatalf("a pull request nobody follows: %+v %v", none, err)
 	}
+	if n, _ := l.rdb.Exists(ctx, l.prefix+"lock:pull:hexpm/hexpm#7").Result(); n != 0 {
+		t.Fatal("a pull request nobody follows was locked")
+	}
 	none.Unlock()
 
 	cases := []struct {
