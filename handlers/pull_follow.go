@@ -56,7 +56,7 @@ func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (
 			}
 		}
 	}
-	return b.readLocked(ctx, gh, locked.Run, n, news)
+	return b.readLocked(ctx, gh, locked, n, news)
 }
 
 // handOver tells the run that followed pull request number before that a
@@ -91,7 +91,7 @@ func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Rep
 	}
 	run := locked.Run
 	if run.ID != "" {
-		run, err = b.readLocked(ctx, gh, run, number, news)
+		run, err = b.readLocked(ctx, gh, locked, number, news)
 	}
 	locked.Unlock()
 	if err != nil || run.ID == "" {
@@ -114,14 +114,15 @@ func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID s
 	if locked.Run.ID == "" {
 		return runs.Run{}, runs.ErrNotFound
 	}
-	return b.readLocked(ctx, gh, locked.Run, number, news)
+	return b.readLocked(ctx, gh, locked, number, news)
 }
 
-// readLocked updates the run's pull request, with the pull request's lock
-// held and the run read under it: the news first, then, when asked, the
-// pull request, its check suites and, for a head not checked yet, its diff
-// with the "pitcrew / evidence" check run on that head.
-func (b *Base) readLocked(ctx context.Context, gh github.Client, run runs.Run, number int, news pullNews) (runs.Run, error) {
+// readLocked updates the run read with the pull request's lock, which
+// its last write releases: the news first, then, when asked, the pull
+// request, its check suites and, for a head not checked yet, its diff with
+// the "pitcrew / evidence" check run on that head.
+func (b *Base) readLocked(ctx context.Context, gh github.Client, locked runs.LockedPull, number int, news pullNews) (runs.Run, error) {
+	run := locked.Run
 	repo, err := github.ParseRepo(run.Repo)
 	if err != nil {
 		return run, err
@@ -144,7 +145,7 @@ func (b *Base) readLocked(ctx context.Context, gh github.Client, run runs.Run, n
 			}
 		}
 	}
-	return b.Ledger.Update(ctx, run, func(r *runs.Run) error {
+	return locked.Update(ctx, run, func(r *runs.Run) error {
 		p.TakenOver = p.TakenOver || r.PR != nil && r.PR.TakenOver // handed over meanwhile
 		r.PR = &p
 		return nil

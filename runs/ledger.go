@@ -242,11 +242,13 @@ func (l *Ledger) HasSession(ctx context.Context, sessionID string) (bool, error)
 
 // updateScript writes a run only if it is still as the writer read it
 // (state and body), and keeps the session index and the started set with
-// it: one round trip for an update nobody raced. It answers {1, the run's
-// subjects...} when it wrote, {0} when the run had changed.
+// it: one round trip for an update nobody raced. With ARGV[11] set, the
+// write also releases the lock KEYS[5] it holds with that token. It answers
+// {1, the run's subjects...} when it wrote, {0} when the run had changed.
 var updateScript = redis.NewScript(`
 local f = redis.call('HMGET', KEYS[1], 'state', 'json')
 if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then return {0} end
+if ARGV[11] ~= '' and redis.call('GET', KEYS[5]) == ARGV[11] then redis.call('DEL', KEYS[5]) end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'ended_at', ARGV[4], 'json', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'EX', ARGV[6]) end
@@ -264,6 +266,16 @@ return out
 // the run since it was read, the update is one round trip; a run with only
 // its ID is read first, and a stale copy is read again and change re-run.
 func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (Run, error) {
+	return l.update(ctx, run, change, nil)
+}
+
+// update is Update; a lock given is released by the write (see
+// LockedPull.Update), and stays held when nothing is written.
+func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, release *held) (Run, error) {
+	lockKey, token := "", ""
+	if release != nil {
+		lockKey, token = release.key, release.token
+	}
 	cur := run
 	for attempt := 0; attempt < 20; attempt++ {
 		fresh := cur.stored == ""
@@ -308,13 +320,20 @@ func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (
 		} else if next.State.Terminal() && cur.SessionID != "" {
 			index, member = "rem", cur.SessionID
 		}
-		res, err := updateScript.Run(ctx, l.rdb, []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)},
+		keys := []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)}
+		if release != nil {
+			keys = append(keys, lockKey)
+		}
+		res, err := updateScript.Run(ctx, l.rdb, keys,
 			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention/time.Second),
-			session, index, score, member).Slice()
+			session, index, score, member, token).Slice()
 		if err != nil {
 			return Run{}, fmt.Errorf("runs: update %s: %w", next.ID, err)
 		}
 		if len(res) > 0 && res[0] == int64(1) {
+			if release != nil {
+				_ = release.release(func() error { return nil }) // released by the write
+			}
 			next.stored, next.subjects = string(body), []string{}
 			for _, s := range res[1:] {
 				if s, ok := s.(string); ok {

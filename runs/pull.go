@@ -192,6 +192,18 @@ type LockedPull struct {
 	Previous string
 	// Unlock releases the lock; later calls do nothing.
 	Unlock func()
+
+	ledger *Ledger
+	held   *held // nil when no lock was taken
+}
+
+// Update is Ledger.Update releasing the lock with the write, in the same
+// round trip; the lock stays held (for Unlock) when nothing is written.
+func (p LockedPull) Update(ctx context.Context, run Run, change func(*Run) error) (Run, error) {
+	if p.held == nil {
+		return p.ledger.Update(ctx, run, change)
+	}
+	return p.ledger.update(ctx, run, change, p.held)
 }
 
 // PullFollow says what LockPull reads: the run that follows the pull
@@ -227,9 +239,9 @@ func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which Pu
 	if res[0] == "none" {
 		// Nothing to serialise: the script took no lock.
 		_ = h.release(func() error { return nil })
-		return LockedPull{Unlock: func() {}}, nil
+		return LockedPull{Unlock: func() {}, ledger: l}, nil
 	}
-	locked := LockedPull{Previous: res[1], Unlock: h.unlock}
+	locked := LockedPull{Previous: res[1], Unlock: h.unlock, ledger: l, held: h}
 	if locked.Run, err = decodeRun(res[2], res[3], res[4]); err != nil {
 		h.unlock()
 		return LockedPull{}, err

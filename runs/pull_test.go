@@ -117,3 +117,35 @@ func TestRunScriptsRunsAScriptTheRedisHasNotLoaded(t *testing.T) {
 		t.Fatalf("a failing script: %v, the other answered %v", err, a.cmd.Val())
 	}
 }
+
+func TestALockedPullsWriteReleasesItsLock(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/a_test.exs:1"), time.Hour, 100, Subject{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockKey := l.prefix + "lock:pull:hexpm/hexpm#7"
+	locked, err := l.LockPull(ctx, "hexpm/hexpm", 7, PullFollow{RunID: run.ID, Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A change that writes nothing keeps the lock.
+	if _, err := locked.Update(ctx, locked.Run, func(*Run) error { return errors.New("no") }); err == nil {
+		t.Fatal("a refused change wrote")
+	}
+	if n, _ := rdb.Exists(ctx, lockKey).Result(); n != 1 {
+		t.Fatal("a refused change released the lock")
+	}
+	counter := &commandCount{}
+	rdb.AddHook(counter)
+	updated, err := locked.Update(ctx, locked.Run, func(r *Run) error { r.PR = &Pull{Number: 7, State: PullOpen}; return nil })
+	if err != nil || updated.PR == nil {
+		t.Fatal(err)
+	}
+	locked.Unlock() // released already: no round trip
+	if n, _ := rdb.Exists(ctx, lockKey).Result(); n != 0 || counter.n != 2 {
+		t.Fatalf("lock held %d after %d round trips; want released by the write, then one EXISTS", n, counter.n)
+	}
+}
