@@ -140,8 +140,7 @@ func (w *Writer) writeComment(ctx context.Context, c comments, s runs.Subject, s
 			return w.writeComment(ctx, c, s, st, body, lock)
 		}
 	}
-	st.Creating = true
-	if err := w.Ledger.SaveStatus(ctx, s, st); err != nil {
+	if err := lock.BeforeCreate(ctx, st); err != nil {
 		return err
 	}
 	id, err := c.create(ctx, body)
@@ -199,8 +198,7 @@ func (w *Writer) writeCheckRun(ctx context.Context, gh github.Client, repo githu
 		st.Creating = false
 		return lock.SaveAndUnlock(context.WithoutCancel(ctx), st)
 	}
-	st.Creating = true
-	if err := w.Ledger.SaveStatus(ctx, s, st); err != nil {
+	if err := lock.BeforeCreate(ctx, st); err != nil {
 		return err
 	}
 	id, err := gh.CreateCheckRun(ctx, repo, s.Commit, out)

@@ -165,13 +165,26 @@ func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
 }
 
 // lockStatusScript takes a status lock and, once taken, reads the status,
-// the runs its entries name and the runs ARGV[4...] name: {0} when the
-// lock is held elsewhere, else {1, status, then id, state, body of each
-// run found}.
+// the runs its entries name and the runs ARGV[5...] name. A status not on
+// GitHub yet (no comment or check run id) gets its create mark (KEYS[3],
+// kept ARGV[4] seconds): 'new' when this lock placed it, 'earlier' when an
+// earlier holder did and may have created without recording it. It answers
+// {0} when the lock is held elsewhere, else {1, status, mark, then id,
+// state, body of each run found}.
 var lockStatusScript = redis.NewScript(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
 local st = redis.call('GET', KEYS[2])
-local out, seen = {1, st or ''}, {}
+local v = nil
+if st then
+  local ok, decoded = pcall(cjson.decode, st)
+  if ok and type(decoded) == 'table' then v = decoded end
+end
+local function placed(id) return type(id) == 'number' and id > 0 end
+local mark = ''
+if not (v and (placed(v.comment_id) or placed(v.check_run_id))) then
+  if redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[4]) then mark = 'new' else mark = 'earlier' end
+end
+local out, seen = {1, st or '', mark}, {}
 local function read(id)
   if type(id) ~= 'string' or id == '' or seen[id] then return end
   seen[id] = true
@@ -182,30 +195,31 @@ local function read(id)
     table.insert(out, f[2])
   end
 end
-if st then
-  local ok, v = pcall(cjson.decode, st)
-  if ok and type(v) == 'table' and type(v.entries) == 'table' then
-    for _, e in ipairs(v.entries) do
-      if type(e) == 'table' then read(e.run_id) end
-    end
+if v and type(v.entries) == 'table' then
+  for _, e in ipairs(v.entries) do
+    if type(e) == 'table' then read(e.run_id) end
   end
 end
-for i = 4, #ARGV do read(ARGV[i]) end
+for i = 5, #ARGV do read(ARGV[i]) end
 return out`)
+
+func (l *Ledger) createMarkKey(s Subject) string { return l.prefix + "status-creating:" + s.String() }
 
 // LockStatus takes the lock on a subject's status (see Lock) and reads the
 // status, the runs its entries name and the runs also names (those the
-// caller is about to show), in the same round trip.
+// caller is about to show), in the same round trip. A status not on GitHub
+// yet is marked as one a create may follow (StatusLock.BeforeCreate), and
+// one whose mark an earlier holder left comes back with Creating set.
 func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration, also ...string) (Status, map[string]Run, *StatusLock, error) {
 	var res []any
-	args := []any{"", ttl.Milliseconds(), l.prefix + "run:"}
+	args := []any{"", ttl.Milliseconds(), l.prefix + "run:", int64(Retention / time.Second)}
 	for _, id := range also {
 		args = append(args, id)
 	}
 	h, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(key, token string) (bool, error) {
 		var err error
 		args[0] = token
-		res, err = lockStatusScript.Run(ctx, l.rdb, []string{key, l.statusKey(s)}, args...).Slice()
+		res, err = lockStatusScript.Run(ctx, l.rdb, []string{key, l.statusKey(s), l.createMarkKey(s)}, args...).Slice()
 		return err == nil && len(res) > 0 && res[0] == int64(1), err
 	})
 	if err != nil {
@@ -216,7 +230,9 @@ func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Durat
 		h.unlock()
 		return Status{}, nil, nil, err
 	}
-	return st, found, &StatusLock{l: l, s: s, held: h}, nil
+	mark, _ := res[2].(string)
+	st.Creating = st.Creating || mark == "earlier"
+	return st, found, &StatusLock{l: l, s: s, held: h, marked: mark != "", earlier: mark == "earlier"}, nil
 }
 
 func decodeLocked(res []any) (Status, map[string]Run, error) {
@@ -227,7 +243,7 @@ func decodeLocked(res []any) (Status, map[string]Run, error) {
 		}
 	}
 	found := map[string]Run{}
-	for i := 2; i+2 < len(res); i += 3 {
+	for i := 3; i+2 < len(res); i += 3 {
 		id, _ := res[i].(string)
 		state, _ := res[i+1].(string)
 		body, _ := res[i+2].(string)
@@ -245,17 +261,50 @@ type StatusLock struct {
 	l    *Ledger
 	s    Subject
 	held *held
+	// marked says the status carries its create mark; earlier that the
+	// mark was there before this lock; sent that a create was about to be
+	// sent under this lock (BeforeCreate).
+	marked, earlier, sent bool
 }
 
-// Unlock releases the lock; after SaveAndUnlock it does nothing.
-func (sl *StatusLock) Unlock() { sl.held.unlock() }
+// Unlock releases the lock; after SaveAndUnlock it does nothing. A create
+// mark this lock placed goes with it when nothing was created.
+func (sl *StatusLock) Unlock() {
+	if !sl.marked || sl.earlier || sl.sent {
+		sl.held.unlock()
+		return
+	}
+	_ = sl.held.release(func() error {
+		return unlockUnmarkScript.Run(context.WithoutCancel(sl.held.ctx), sl.l.rdb, []string{sl.held.key, sl.l.createMarkKey(sl.s)}, sl.held.token).Err()
+	})
+}
 
-// saveUnlockScript stores a status and releases its lock, only while the
-// caller still holds the lock: a holder whose lock expired must not
-// overwrite what the next holder wrote.
+// BeforeCreate records, before the subject's comment or check run is
+// created, that a create is under way, so that an attempt that dies between
+// GitHub's answer and SaveAndUnlock makes the next holder look for what it
+// created instead of making a second one. The mark LockStatus placed says
+// so already (no round trip); otherwise st is saved with Creating set.
+func (sl *StatusLock) BeforeCreate(ctx context.Context, st Status) error {
+	if sl.marked {
+		sl.sent = true
+		return nil
+	}
+	st.Creating = true
+	return sl.l.SaveStatus(ctx, sl.s, st)
+}
+
+var unlockUnmarkScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[2])
+return redis.call('DEL', KEYS[1])`)
+
+// saveUnlockScript stores a status, drops its create mark and releases its
+// lock, only while the caller still holds the lock: a holder whose lock
+// expired must not overwrite what the next holder wrote.
 var saveUnlockScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+redis.call('DEL', KEYS[3])
 redis.call('DEL', KEYS[1])
 return 1`)
 
@@ -274,7 +323,7 @@ func (sl *StatusLock) SaveAndUnlock(ctx context.Context, st Status) error {
 	}
 	saved := false
 	err = sl.held.release(func() error {
-		n, err := saveUnlockScript.Run(ctx, sl.l.rdb, []string{sl.held.key, sl.l.statusKey(sl.s)},
+		n, err := saveUnlockScript.Run(ctx, sl.l.rdb, []string{sl.held.key, sl.l.statusKey(sl.s), sl.l.createMarkKey(sl.s)},
 			sl.held.token, b, int64(Retention/time.Second)).Int()
 		saved = n == 1
 		return err
