@@ -101,9 +101,9 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 				continue
 			}
 			seen[ref] = true
-			seen := runs.Seen{Key: FlakyKey(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
+			sighting := runs.Seen{Key: FlakyKey(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
 				Commit: sig.Subject.Commit, Where: sig.URL, Name: publish.Line(f.Test, 200), Module: publish.Line(f.Module, 200)}
-			entry, _, err := b.claimFix(ctx, fixRequest{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg, Seen: &seen})
+			entry, _, err := b.claimFix(ctx, fixRequest{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg, Seen: &sighting})
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/durable"
 )
@@ -153,17 +154,17 @@ func (l *Ledger) ClaimSeen(ctx context.Context, r Run, cooldown time.Duration, d
 	if seen != nil {
 		calls = append([]*scriptCall{l.sightingCall(r.Repo, *seen)}, claim)
 	}
-	if err := l.runScripts(ctx, calls...); err != nil {
+	_ = l.runScripts(ctx, calls...) // each answer is read below
+	res, err := claim.cmd.StringSlice()
+	if err != nil {
 		return Run{}, "", Sighting{}, fmt.Errorf("runs: claim %s: %w", r.Key, err)
 	}
 	if seen != nil {
 		if sighting, err = sightingOf(calls[0], *seen); err != nil {
-			return Run{}, "", Sighting{}, err
+			// The claim stands: failing the signal now would leave its
+			// run queued and a slot of the daily limit taken.
+			zerolog.Ctx(ctx).Warn().Err(err).Str("idempotency_key", r.Key).Msg("the sighting could not be counted")
 		}
-	}
-	res, err := claim.cmd.StringSlice()
-	if err != nil {
-		return Run{}, "", Sighting{}, fmt.Errorf("runs: claim %s: %w", r.Key, err)
 	}
 	if Claim(res[0]) == ClaimLimited {
 		return Run{}, ClaimLimited, sighting, nil

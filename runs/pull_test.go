@@ -97,6 +97,12 @@ func TestClaimSeenCountsTheSightingWithTheClaim(t *testing.T) {
 	if _, claim, s, err = l.ClaimSeen(ctx, newRun("flaky:hexpm/hexpm:test/b_test.exs:2"), time.Hour, 1, Subject{}, other); err != nil || claim != ClaimLimited || s.Count != 2 {
 		t.Fatalf("limited: %s %+v %v", claim, s, err)
 	}
+	// A sighting that cannot be counted does not undo the claim.
+	broken := "flaky:hexpm/hexpm:test/c_test.exs:3"
+	rdb.Set(ctx, l.sightingKey(broken), "not a hash", time.Minute)
+	if run, claim, s, err := l.ClaimSeen(ctx, newRun(broken), time.Hour, 100, Subject{}, &Seen{Key: broken, Occurrence: "issue:5"}); err != nil || claim != ClaimNew || run.ID == "" || s.Count != 0 {
+		t.Fatalf("with a broken sighting: %+v %s %+v %v", run, claim, s, err)
+	}
 }
 
 func TestRunScriptsRunsAScriptTheRedisHasNotLoaded(t *testing.T) {

@@ -225,14 +225,15 @@ func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Durat
 	if err != nil {
 		return Status{}, nil, nil, err
 	}
+	mark, _ := res[2].(string)
+	sl := &StatusLock{l: l, s: s, held: h, marked: mark != "", earlier: mark == "earlier"}
 	st, found, err := decodeLocked(res)
 	if err != nil {
-		h.unlock()
+		sl.Unlock() // and the mark it placed
 		return Status{}, nil, nil, err
 	}
-	mark, _ := res[2].(string)
-	st.Creating = st.Creating || mark == "earlier"
-	return st, found, &StatusLock{l: l, s: s, held: h, marked: mark != "", earlier: mark == "earlier"}, nil
+	st.Creating = st.Creating || sl.earlier
+	return st, found, sl, nil
 }
 
 func decodeLocked(res []any) (Status, map[string]Run, error) {
