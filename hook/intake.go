@@ -127,17 +127,21 @@ func (in *Intake) store(ctx context.Context, event, id string, framed []byte) er
 		// operator asks for another go.
 		_, err = in.Queue.EnqueueContext(ctx, queue.DeliveryTask(id, framed))
 	}
-	switch {
-	case queue.IsDuplicate(err):
+	if err != nil && !queue.IsDuplicate(err) {
+		return err
+	}
+	// A duplicate too: the first copy's answer may have been a 503. Counted
+	// once its answer is known: a delivery refused here counts as an error.
+	if werr := in.Replicated.Wait(ctx, queue.DeliveryKey(id)); werr != nil {
+		return werr
+	}
+	if queue.IsDuplicate(err) {
 		in.Metrics.Deliveries.WithLabelValues(event, "duplicate").Inc()
 		zerolog.Ctx(ctx).Info().Str(githubapp.LogKeyDeliveryID, id).Msg("delivery already stored; ignoring the redelivery")
-	case err != nil:
-		return err
-	default:
-		in.Metrics.Deliveries.WithLabelValues(event, "queued").Inc()
+		return nil
 	}
-	// A duplicate too: the first copy's answer may have been a 503.
-	return in.Replicated.Wait(ctx, queue.DeliveryKey(id))
+	in.Metrics.Deliveries.WithLabelValues(event, "queued").Inc()
+	return nil
 }
 
 // onIntakeError answers GitHub when a delivery was not stored: 413 for a

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,12 +46,14 @@ func TestAWebhookIsAcknowledgedOnlyOnceAReplicaHasIt(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	bodies := map[int][]byte{}
+	bodies, answers := map[int][]byte{}, map[int]int{}
 	label := func(n int) int { // the same delivery each time for n, as GitHub redelivers it
 		if bodies[n] == nil {
 			bodies[n] = testenv.LabeledEvent(t, "flaky", "alice", n, "Flaky", "test/a_test.exs:1")
 		}
-		return h.deliver("issues", "delivery-"+string(rune('0'+n)), bodies[n])
+		code := h.deliver("issues", "delivery-"+string(rune('0'+n)), bodies[n])
+		answers[code]++
+		return code
 	}
 	// On a loaded machine a WAIT can pass its 500 ms: that is a 503 too,
 	// and GitHub's redelivery then gets the 2xx.
@@ -77,5 +81,18 @@ func TestAWebhookIsAcknowledgedOnlyOnceAReplicaHasIt(t *testing.T) {
 	}
 	if code, body := ready(); code != http.StatusOK {
 		t.Fatalf("/readyz once the replica is back: %d %s", code, body)
+	}
+	// Each answer is counted once, by what GitHub was told.
+	metrics := h.get("/metrics")
+	count := func(outcome string) int {
+		m := regexp.MustCompile(`pitcrew_deliveries_total\{event="issues",outcome="` + outcome + `"\} (\d+)`).FindStringSubmatch(metrics)
+		if m == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	if count("error") != answers[http.StatusServiceUnavailable] || count("queued")+count("duplicate") != answers[http.StatusAccepted] {
+		t.Fatalf("answers %v, counted queued %d, duplicate %d, error %d", answers, count("queued"), count("duplicate"), count("error"))
 	}
 }
