@@ -273,10 +273,6 @@ func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (
 // update is Update; a lock given is released by the write (see
 // LockedPull.Update), and stays held when nothing is written.
 func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, release *held) (Run, error) {
-	lockKey, token := "", ""
-	if release != nil {
-		lockKey, token = release.key, release.token
-	}
 	cur := run
 	for attempt := 0; attempt < 20; attempt++ {
 		fresh := cur.stored == ""
@@ -321,9 +317,9 @@ func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, r
 		} else if next.State.Terminal() && cur.SessionID != "" {
 			index, member = "rem", cur.SessionID
 		}
-		keys := []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)}
+		keys, token := []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)}, ""
 		if release != nil {
-			keys = append(keys, lockKey)
+			keys, token = append(keys, release.key), release.token
 		}
 		res, err := updateScript.Run(ctx, l.rdb, keys,
 			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention/time.Second),

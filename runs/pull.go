@@ -190,11 +190,17 @@ type LockedPull struct {
 	// Previous is, for a lock taken to follow, the run that followed the
 	// pull request before ("" when none).
 	Previous string
-	// Unlock releases the lock; later calls do nothing.
-	Unlock func()
 
 	ledger *Ledger
 	held   *held // nil when no lock was taken
+}
+
+// Unlock releases the lock; later calls, and calls after the write that
+// released it (Update), do nothing.
+func (p LockedPull) Unlock() {
+	if p.held != nil {
+		p.held.unlock()
+	}
 }
 
 // Update is Ledger.Update releasing the lock with the write, in the same
@@ -239,9 +245,9 @@ func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which Pu
 	if res[0] == "none" {
 		// Nothing to serialise: the script took no lock.
 		_ = h.release(func() error { return nil })
-		return LockedPull{Unlock: func() {}, ledger: l}, nil
+		return LockedPull{ledger: l}, nil
 	}
-	locked := LockedPull{Previous: res[1], Unlock: h.unlock, ledger: l, held: h}
+	locked := LockedPull{Previous: res[1], ledger: l, held: h}
 	if locked.Run, err = decodeRun(res[2], res[3], res[4]); err != nil {
 		h.unlock()
 		return LockedPull{}, err
