@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -18,7 +19,7 @@ type SessionRefresher struct{ Base }
 // Refresh works on one TaskSessionRefresh.
 func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) error {
 	sessionID := task.SessionID
-	run, err := h.Ledger.BySession(ctx, sessionID)
+	run, err := h.runOf(ctx, task)
 	if errors.Is(err, runs.ErrNotFound) {
 		return nil
 	}
@@ -27,8 +28,13 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 	}
 	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("session_id", sessionID).Str("repo", run.Repo).Logger()
 	ctx = log.WithContext(ctx)
+	// The task that records the outcome shows it, and so does its retry
+	// (its first attempt may have died between the two); a later read
+	// of a run already shown shows it again only while its pull request
+	// or verification moves on.
+	recorded := false
 	if run.State == runs.Started {
-		if run, err = h.Finish.Record(ctx, run); err != nil {
+		if run, recorded, err = h.Finish.Record(ctx, run); err != nil {
 			return err
 		}
 		if !run.State.Terminal() {
@@ -36,14 +42,16 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 				return nil
 			}
 			run, err = h.Ledger.Move(ctx, run, runs.Failed, func(r *runs.Run) {
-				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge())
+				r.Error, r.Published = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge()), true
 			})
 			if err != nil {
 				return err
 			}
+			recorded = true
 		}
 	}
-	if run.Published && !followsPull(run) && !verifyPending(run) {
+	shows := recorded || !run.Published || queue.Retried(ctx)
+	if !shows && !followsPull(run) && !verifyPending(run) {
 		return nil
 	}
 	gh, err := h.Clients.Installation(run.InstallationID)
@@ -55,11 +63,25 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 		return err
 	}
 	if !run.Published {
+		// Recorded by an earlier version, or marked to be shown again
+		// (pitcrew retry).
 		if _, err := h.Ledger.Update(ctx, run, func(r *runs.Run) error { r.Published = true; return nil }); err != nil {
 			return err
 		}
 	}
 	return retry
+}
+
+// runOf is the run of the task's session: as its callback read it, else
+// read now (the reconciler's tasks, and those queued by earlier versions).
+func (h *SessionRefresher) runOf(ctx context.Context, task queue.Refresh) (runs.Run, error) {
+	var snapshot runs.Snapshot
+	if len(task.Run) > 0 && json.Unmarshal(task.Run, &snapshot) == nil {
+		if run, err := snapshot.Open(); err == nil && run.SessionID == task.SessionID {
+			return run, nil
+		}
+	}
+	return h.Ledger.BySession(ctx, task.SessionID)
 }
 
 // show shows an ended run: where its job shows it (Job.Ended), else on

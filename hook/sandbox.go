@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -60,20 +61,22 @@ func (h *SandboxCallbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log := h.Logger.With().Str("session_id", cb.SessionID).Str("event", cb.Event).Logger()
-	known, err := h.Ledger.HasSession(r.Context(), cb.SessionID)
-	if err != nil {
-		log.Error().Err(err).Msg("reading the ledger")
-		http.Error(w, "try again later", http.StatusServiceUnavailable)
-		return
-	}
-	if !known {
+	run, err := h.Ledger.BySession(r.Context(), cb.SessionID)
+	if errors.Is(err, runs.ErrNotFound) {
 		outcome = "unknown_session"
 		log.Info().Msg("callback for a session pitcrew did not start; ignored")
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	if err != nil {
+		log.Error().Err(err).Msg("reading the ledger")
+		http.Error(w, "try again later", http.StatusServiceUnavailable)
+		return
+	}
+	// The task carries the run as read here: its worker need not read it again.
+	snapshot, _ := json.Marshal(run.Snapshot())
 	taskID := "cb:" + r.Header.Get("webhook-id")
-	_, err = h.Queue.EnqueueContext(r.Context(), queue.RefreshTask(queue.Refresh{SessionID: cb.SessionID}, taskID))
+	_, err = h.Queue.EnqueueContext(r.Context(), queue.RefreshTask(queue.Refresh{SessionID: cb.SessionID, Run: snapshot}, taskID))
 	if err == nil || queue.IsDuplicate(err) {
 		if werr := h.Replicated.Wait(r.Context(), queue.RefreshKey(taskID)); werr != nil {
 			err = werr

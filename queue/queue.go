@@ -91,9 +91,12 @@ func storedKey(queue, taskID string) string { return "asynq:{" + queue + "}:t:" 
 // Refresh is the payload of a TaskSessionRefresh: read a session.
 // Reconcile marks the reconciler's read of a run whose callback may be
 // lost: a session still running past the maximum age is given up.
+// Run, when set, is the session's run as the callback read it (a
+// runs.Snapshot), so the task starts from it instead of reading it again.
 type Refresh struct {
-	SessionID string `json:"session_id"`
-	Reconcile bool   `json:"reconcile,omitempty"`
+	SessionID string          `json:"session_id"`
+	Reconcile bool            `json:"reconcile,omitempty"`
+	Run       json.RawMessage `json:"run,omitempty"`
 }
 
 func RefreshTask(r Refresh, taskID string, opts ...asynq.Option) *asynq.Task {
@@ -146,6 +149,13 @@ func LastAttempt(ctx context.Context) bool {
 	n, ok1 := asynq.GetRetryCount(ctx)
 	max, ok2 := asynq.GetMaxRetry(ctx)
 	return !ok1 || !ok2 || n >= max
+}
+
+// Retried reports whether the task running in ctx is a retry: an earlier
+// attempt failed, or its worker died (false outside a task).
+func Retried(ctx context.Context) bool {
+	n, ok := asynq.GetRetryCount(ctx)
+	return ok && n > 0
 }
 
 // Permanent marks an error that retrying will not fix, so the queue drops

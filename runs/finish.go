@@ -36,8 +36,10 @@ type Finisher struct {
 }
 
 // Record moves a started run to the state its session reports; a session
-// still running leaves it as it is.
-func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
+// still running leaves it as it is. The write that records the outcome
+// also marks the run Published, as its caller shows it next (a retry of
+// the caller's task shows it again): recorded says this call wrote it.
+func (f *Finisher) Record(ctx context.Context, run Run) (_ Run, recorded bool, err error) {
 	ses, err := f.Sandbox.Get(ctx, run.SessionID)
 	var to State
 	var change func(*Run)
@@ -47,7 +49,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 			r.Error = "the sandbox could not report on the session (" + f.Text(err.Error(), 200) + ")"
 		}
 	case err != nil:
-		return run, err
+		return run, false, err
 	case ses.Status == sandbox.StatusFailed && len(run.FollowUps) > 0:
 		// A follow-up's turn failed: the run keeps what it had answered.
 		to, change = run.FollowUps[len(run.FollowUps)-1].From, func(r *Run) {
@@ -59,7 +61,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 		to = Completed
 		stored, err := f.storeReport(ctx, run.ID, ses, f.Jobs(run.Kind).Artifact)
 		if err != nil && !sandbox.IsPermanent(err) {
-			return run, err
+			return run, false, err
 		}
 		change = func(r *Run) {
 			if len(r.FollowUps) > 0 {
@@ -80,7 +82,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 	case ses.Status == sandbox.StatusCompleted:
 		measured, err := f.readRunLog(ctx, ses, f.Jobs(run.Kind).RunLog)
 		if err != nil {
-			return run, err
+			return run, false, err
 		}
 		res, perr := prompts.ParseResult(ses.Result)
 		to = Completed
@@ -104,7 +106,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 		}
 	default:
 		zerolog.Ctx(ctx).Info().Str("status", ses.Status).Msg("session has not ended yet")
-		return run, nil
+		return run, false, nil
 	}
 	if url := f.SafeURL(ses.SessionURL); url != "" {
 		inner := change
@@ -114,23 +116,25 @@ func (f *Finisher) Record(ctx context.Context, run Run) (Run, error) {
 	// follow-up sent since (the run was started again meanwhile).
 	turn := len(run.FollowUps)
 	moved, err := f.Ledger.Update(ctx, run, func(r *Run) error {
-		if len(r.FollowUps) != turn {
+		if len(r.FollowUps) != turn || r.State != Started {
 			return errAnotherTurn
 		}
-		r.State = to
+		r.State, r.Published = to, true
 		change(r)
 		return nil
 	})
 	var te ErrTransition
 	if errors.As(err, &te) || errors.Is(err, errAnotherTurn) {
-		return f.Ledger.Get(ctx, run.ID) // another worker recorded it first, or a follow-up started another turn
+		// Another worker recorded it first, or a follow-up started another turn.
+		got, err := f.Ledger.Get(ctx, run.ID)
+		return got, false, err
 	}
 	if err != nil {
-		return run, err
+		return run, false, err
 	}
 	f.Metrics.Runs.WithLabelValues(string(run.Kind), string(to)).Inc()
 	zerolog.Ctx(ctx).Info().Str("state", string(to)).Msg("run ended")
-	return moved, nil
+	return moved, true, nil
 }
 
 // openedPull is the pull request a follow-up's answer opened: the last it
@@ -146,7 +150,7 @@ func openedPull(answer string, r Run) []string {
 	return nil
 }
 
-var errAnotherTurn = errors.New("runs: the session was read for an earlier turn")
+var errAnotherTurn = errors.New("runs: the session was read for an earlier turn, or its outcome recorded already")
 
 func (f *Finisher) failureReason(result string) string {
 	if strings.TrimSpace(result) == "" {

@@ -234,12 +234,21 @@ func (l *Ledger) BySession(ctx context.Context, sessionID string) (Run, error) {
 	return decodeRun(res[0], res[1], res[2])
 }
 
-// HasSession reports whether a sandbox session belongs to a run (one
-// round trip, for the callback's answer).
-func (l *Ledger) HasSession(ctx context.Context, sessionID string) (bool, error) {
-	n, err := l.rdb.Exists(ctx, l.sessionKey(sessionID)).Result()
-	return n > 0, err
+// Snapshot is a run as the ledger stored it, carried in a task so that
+// the task need not read it again: Open gives the run back with its stored
+// body, so an update of it is one round trip while nobody changed the run,
+// and a stale copy is read again (see Update).
+type Snapshot struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Body  string `json:"body"`
 }
+
+// Snapshot is the run as it was read or last written.
+func (r Run) Snapshot() Snapshot { return Snapshot{ID: r.ID, State: string(r.State), Body: r.stored} }
+
+// Open decodes the run a snapshot holds.
+func (s Snapshot) Open() (Run, error) { return decodeRun(s.ID, s.State, s.Body) }
 
 // updateScript writes a run only if it is still as the writer read it
 // (state and body), and keeps the session index and the started set with

@@ -41,6 +41,20 @@ func TestFailedRunSaysWhyAndHowToRetry(t *testing.T) {
 	}
 }
 
+func TestAnOutcomeGitHubRefusedIsShownByTheTasksRetry(t *testing.T) {
+	h := newHarness(t, true)
+	h.startOne(19)
+	// The outcome is recorded, then every attempt at the comment's edit
+	// fails: the refresh task fails, and its retry must show the outcome
+	// the ledger already has.
+	h.gh.FailNext(http.StatusBadGateway, nil, 4)
+	h.finish("ses_1", sandbox.StatusFailed, "The sandbox ran out of memory while compiling deps.")
+	h.eventually("the failure", h.commentContains(19, "failed: The sandbox ran out of memory"))
+	if r, _ := h.app.Ledger.BySession(t.Context(), "ses_1"); r.State != runs.Failed || !r.Published {
+		t.Fatalf("run %s, published %v", r.State, r.Published)
+	}
+}
+
 func TestNotReproducedAndCooldown(t *testing.T) {
 	h := newHarness(t, true)
 	h.startOne(21)
