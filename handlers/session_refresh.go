@@ -28,13 +28,14 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 	}
 	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("session_id", sessionID).Str("repo", run.Repo).Logger()
 	ctx = log.WithContext(ctx)
-	// The task that records the outcome shows it, and so does its retry
-	// (its first attempt may have died between the two); a later read
+	// The task that records the outcome shows it, and so does the same
+	// task run again (it may have stopped between the two); a later read
 	// of a run already shown shows it again only while its pull request
 	// or verification moves on.
+	taskID := queue.TaskID(ctx)
 	recorded := false
 	if run.State == runs.Started {
-		if run, recorded, err = h.Finish.Record(ctx, run); err != nil {
+		if run, recorded, err = h.Finish.Record(ctx, run, taskID); err != nil {
 			return err
 		}
 		if !run.State.Terminal() {
@@ -42,7 +43,8 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 				return nil
 			}
 			run, err = h.Ledger.Move(ctx, run, runs.Failed, func(r *runs.Run) {
-				r.Error, r.Published = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge()), true
+				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge())
+				r.Published, r.RecordedBy = true, taskID
 			})
 			if err != nil {
 				return err
@@ -50,7 +52,7 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 			recorded = true
 		}
 	}
-	shows := recorded || !run.Published || queue.Retried(ctx)
+	shows := recorded || !run.Published || taskID != "" && run.RecordedBy == taskID
 	if !shows && !followsPull(run) && !verifyPending(run) {
 		return nil
 	}
@@ -72,12 +74,13 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 	return retry
 }
 
-// runOf is the run of the task's session: as its callback read it, else
-// read now (the reconciler's tasks, and those queued by earlier versions).
+// runOf is the run of the task's session: as its callback read it while
+// it was started, on the task's first attempt (Record's write checks it is
+// still so); else read now (an ended run, a retry, the reconciler's tasks).
 func (h *SessionRefresher) runOf(ctx context.Context, task queue.Refresh) (runs.Run, error) {
 	var snapshot runs.Snapshot
-	if len(task.Run) > 0 && json.Unmarshal(task.Run, &snapshot) == nil {
-		if run, err := snapshot.Open(); err == nil && run.SessionID == task.SessionID {
+	if len(task.Run) > 0 && !queue.Retried(ctx) && json.Unmarshal(task.Run, &snapshot) == nil {
+		if run, err := snapshot.Open(); err == nil && run.SessionID == task.SessionID && run.State == runs.Started {
 			return run, nil
 		}
 	}

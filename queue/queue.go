@@ -151,8 +151,8 @@ func LastAttempt(ctx context.Context) bool {
 	return !ok1 || !ok2 || n >= max
 }
 
-// Retried reports whether the task running in ctx is a retry: an earlier
-// attempt failed, or its worker died (false outside a task).
+// Retried reports whether the task running in ctx is a retry of one that
+// failed (false outside a task, and for a task handed back by a shutdown).
 func Retried(ctx context.Context) bool {
 	n, ok := asynq.GetRetryCount(ctx)
 	return ok && n > 0

@@ -37,9 +37,10 @@ type Finisher struct {
 
 // Record moves a started run to the state its session reports; a session
 // still running leaves it as it is. The write that records the outcome
-// also marks the run Published, as its caller shows it next (a retry of
-// the caller's task shows it again): recorded says this call wrote it.
-func (f *Finisher) Record(ctx context.Context, run Run) (_ Run, recorded bool, err error) {
+// also marks the run Published, as its caller shows it next, and keeps
+// the caller's task (RecordedBy, taskID): that task shows it again if it
+// runs again. recorded says this call wrote the outcome.
+func (f *Finisher) Record(ctx context.Context, run Run, taskID string) (_ Run, recorded bool, err error) {
 	ses, err := f.Sandbox.Get(ctx, run.SessionID)
 	var to State
 	var change func(*Run)
@@ -119,7 +120,7 @@ func (f *Finisher) Record(ctx context.Context, run Run) (_ Run, recorded bool, e
 		if len(r.FollowUps) != turn || r.State != Started {
 			return errAnotherTurn
 		}
-		r.State, r.Published = to, true
+		r.State, r.Published, r.RecordedBy = to, true, taskID
 		change(r)
 		return nil
 	})

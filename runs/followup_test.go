@@ -95,7 +95,7 @@ func TestAFollowUpsTurnEndsOnlyWithItsOwnOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	ses.s = sandbox.Session{ID: "ses_1", Status: sandbox.StatusCompleted, Result: "first answer"}
-	first, _, err := f.Record(ctx, run)
+	first, _, err := f.Record(ctx, run, "")
 	if err != nil || first.State != Completed {
 		t.Fatalf("first turn: %s %v", first.State, err)
 	}
@@ -105,11 +105,11 @@ func TestAFollowUpsTurnEndsOnlyWithItsOwnOutcome(t *testing.T) {
 	}
 	// A refresh that read the run before the follow-up, and the session's
 	// first answer, must not end the second turn.
-	if got, _, err := f.Record(ctx, run); err != nil || got.State != Started {
+	if got, _, err := f.Record(ctx, run, ""); err != nil || got.State != Started {
 		t.Fatalf("an earlier turn's read ended the follow-up: %s %v", got.State, err)
 	}
 	ses.s = sandbox.Session{ID: "ses_1", Status: sandbox.StatusFailed, Result: "out of memory"}
-	failed, _, err := f.Record(ctx, resumed)
+	failed, _, err := f.Record(ctx, resumed, "")
 	if err != nil || failed.State != Completed || failed.Answer != "first answer" || failed.FollowUps[0].Error != "out of memory" {
 		t.Fatalf("a failed follow-up: %s answer %q follow-up %+v error %q, %v", failed.State, failed.Answer, failed.FollowUps, failed.Error, err)
 	}

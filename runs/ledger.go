@@ -236,8 +236,9 @@ func (l *Ledger) BySession(ctx context.Context, sessionID string) (Run, error) {
 
 // Snapshot is a run as the ledger stored it, carried in a task so that
 // the task need not read it again: Open gives the run back with its stored
-// body, so an update of it is one round trip while nobody changed the run,
-// and a stale copy is read again (see Update).
+// body, so an update of it is one round trip while nobody changed the run.
+// Only writes check it (Update reads a stale copy again): a reader that
+// decides on it must know it may be old.
 type Snapshot struct {
 	ID    string `json:"id"`
 	State string `json:"state"`

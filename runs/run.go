@@ -69,6 +69,10 @@ type Run struct {
 	Error     string `json:"error,omitempty"`  // why the run failed, shown to users
 	Report    bool   `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
 	Published bool   `json:"published,omitempty"`
+	// RecordedBy is the task that recorded the outcome and so shows it
+	// (Finisher.Record): the same task run again, after a failure or a
+	// shutdown, shows it again.
+	RecordedBy string `json:"recorded_by,omitempty"`
 
 	stored string // the body as read from the ledger, for Update's check
 	// subjects are the subjects that showed the run when Update wrote this

@@ -50,8 +50,8 @@ func TestAnOutcomeGitHubRefusedIsShownByTheTasksRetry(t *testing.T) {
 	h.gh.FailNext(http.StatusBadGateway, nil, 4)
 	h.finish("ses_1", sandbox.StatusFailed, "The sandbox ran out of memory while compiling deps.")
 	h.eventually("the failure", h.commentContains(19, "failed: The sandbox ran out of memory"))
-	if r, _ := h.app.Ledger.BySession(t.Context(), "ses_1"); r.State != runs.Failed || !r.Published {
-		t.Fatalf("run %s, published %v", r.State, r.Published)
+	if r, _ := h.app.Ledger.BySession(t.Context(), "ses_1"); r.State != runs.Failed || !strings.HasPrefix(r.RecordedBy, "cb:") {
+		t.Fatalf("run %s, recorded by %q", r.State, r.RecordedBy)
 	}
 }
 
