@@ -35,3 +35,16 @@ func TestParseRepoConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestADeliveryNamesTheConfigurationOfItsRepository(t *testing.T) {
+	for body, want := range map[string][]string{
+		`{"action":"labeled","repository":{"full_name":"HexPM/hexpm"}}`: {"config:hexpm/hexpm"},
+		`{"action":"created","installation":{"id":1}}`:                  nil,
+		`{"repository":{"full_name":"../../etc"}}`:                      nil,
+		`{"repository":`: nil,
+	} {
+		if got := CachedReads([]byte(body)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %q, want %q", body, got, want)
+		}
+	}
+}

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/runs"
@@ -198,17 +196,6 @@ func TestWhatTickingADashboardBoxDoes(t *testing.T) {
 	}
 }
 
-// tripCounter counts Redis round trips (a pipeline is one).
-type tripCounter struct{ trips atomic.Int64 }
-
-func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.trips.Add(1); return next(ctx, cmd) }
-}
-func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { c.trips.Add(1); return next(ctx, cmds) }
-}
-
 // BenchmarkDashboardRefresh is what one refresh of a dashboard of 50 tests
 // costs, when a new sighting changed it and when nothing did (the queue's
 // own round trips for the task aside).
@@ -217,7 +204,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 		name := map[bool]string{true: "changed", false: "unchanged"}[changed]
 		b.Run(name, func(b *testing.B) {
 			rdb := testenv.Redis(b)
-			counter := &tripCounter{}
+			counter := &testenv.Trips{}
 			rdb.AddHook(counter)
 			gh := &githubtest.Fake{Permissions: map[string]string{"alice": "write"}}
 			base := NewBase(Base{Clients: gh.Clients(), Ledger: runs.NewLedger(rdb), Sandbox: &startedSessions{},
@@ -231,7 +218,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 			if err := base.RefreshDashboard(ctx, "hexpm/hexpm", testenv.Installation); err != nil {
 				b.Fatal(err)
 			}
-			trips, calls := counter.trips.Load(), len(gh.WritesSoFar())
+			trips, calls := counter.RoundTrips.Load(), len(gh.WritesSoFar())
 			for i := 0; i < b.N; i++ {
 				if changed {
 					if _, err := base.Ledger.RecordSighting(ctx, "hexpm/hexpm", runs.Seen{Key: "flaky:hexpm/hexpm:test/t1_test.exs:1", Occurrence: fmt.Sprint(i)}); err != nil {
@@ -243,7 +230,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(counter.trips.Load()-trips)/float64(b.N), "redis-trips/refresh")
+			b.ReportMetric(float64(counter.RoundTrips.Load()-trips)/float64(b.N), "redis-trips/refresh")
 			b.ReportMetric(float64(len(gh.WritesSoFar())-calls)/float64(b.N), "github-writes/refresh")
 		})
 	}

@@ -430,3 +430,48 @@ func TestARunAfterAMergedFixKeepsItThroughARetriedStart(t *testing.T) {
 		t.Fatalf("after an unmerged pull request: %+v %v", third.PriorFix, err)
 	}
 }
+
+func TestACachedValueReadAheadCostsNoRoundTripUntilItChanges(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	for _, name := range []string{"config:hexpm/hexpm", "config:hexpm/diff"} {
+		if err := l.Cache(ctx, name, []byte("v1"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var withCached func(context.Context) context.Context
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		withCached = l.PrefetchCached(ctx, p, "config:hexpm/hexpm", "config:hexpm/diff", "config:hexpm/missing")
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
+	counted := &testenv.Trips{}
+	rdb.AddHook(counted)
+	ctx = withCached(ctx)
+	for range 2 {
+		if v, hit, err := l.Cached(ctx, "config:hexpm/hexpm"); err != nil || !hit || string(v) != "v1" {
+			t.Fatalf("read ahead: %q %v %v", v, hit, err)
+		}
+	}
+	if _, hit, err := l.Cached(ctx, "config:hexpm/missing"); err != nil || hit {
+		t.Fatalf("a miss read ahead: %v %v", hit, err)
+	}
+	if n := counted.RoundTrips.Load(); n != 0 {
+		t.Fatalf("%d round trips for values read ahead", n)
+	}
+	// What the same context changes is read from Redis again.
+	if err := l.Cache(ctx, "config:hexpm/hexpm", []byte("v2"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := l.Cached(ctx, "config:hexpm/hexpm"); string(v) != "v2" {
+		t.Fatalf("after Cache: %q", v)
+	}
+	if err := l.Uncache(ctx, "config:hexpm/diff"); err != nil {
+		t.Fatal(err)
+	}
+	if _, hit, _ := l.Cached(ctx, "config:hexpm/diff"); hit {
+		t.Fatal("after Uncache: still cached")
+	}
+}

@@ -116,7 +116,7 @@ func NewApp(o Options) (*App, error) {
 		MaxRunAge: o.MaxRunAge, Dashboards: &dashboards{queue: tasks, every: o.DashboardEvery}})
 
 	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
-	worker.Metrics = counters
+	worker.Metrics, worker.CachedReads = counters, handlers.CachedReads
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {

@@ -1,10 +1,15 @@
 package server
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/runs"
 )
 
 func TestConfigIsCachedUntilAPushChangesIt(t *testing.T) {
@@ -26,5 +31,44 @@ func TestConfigIsCachedUntilAPushChangesIt(t *testing.T) {
 	reqs, _ := h.sandbox.StartRequests()
 	if !strings.Contains(reqs[2].Input, "at least 70 and at most 500") || h.gh.Count(opContents) != 2 {
 		t.Fatalf("the changed configuration was not read again (%d reads)", h.gh.Count(opContents))
+	}
+}
+
+// cacheProbe is a handler that reads the repository's cached
+// configuration and counts the round trips the read cost.
+type cacheProbe struct {
+	ledger *runs.Ledger
+	trips  *testenv.Trips
+	got    string
+	cost   int64
+}
+
+func (p *cacheProbe) Handles() []string { return []string{"issues"} }
+
+func (p *cacheProbe) Handle(ctx context.Context, _, _ string, _ []byte) error {
+	before := p.trips.RoundTrips.Load()
+	v, _, err := p.ledger.Cached(ctx, "config:hexpm/hexpm")
+	p.got, p.cost = string(v), p.trips.RoundTrips.Load()-before
+	return err
+}
+
+func TestTheWorkerReadsTheRepositorysConfigurationWithItsOwnChecks(t *testing.T) {
+	rdb := testenv.Redis(t)
+	ledger := runs.NewLedger(rdb)
+	if err := ledger.Cache(t.Context(), "config:hexpm/hexpm", []byte(`{"content":"flaky: {}"}`), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	trips := &testenv.Trips{}
+	rdb.AddHook(trips)
+	probe := &cacheProbe{ledger: ledger, trips: trips}
+	w := NewDeliveryWorker(rdb, ledger, probe)
+	w.CachedReads = handlers.CachedReads
+	id := testenv.DeliveryID()
+	framed := append([]byte("issues\n"+id+"\n"), testenv.LabeledEvent(t, "flaky", "alice", 1, "test/a_test.exs:1", "")...)
+	if err := w.ProcessTask(t.Context(), queue.DeliveryTask(id, framed)); err != nil {
+		t.Fatal(err)
+	}
+	if probe.got != `{"content":"flaky: {}"}` || probe.cost != 0 {
+		t.Fatalf("the handler read %q in %d round trips", probe.got, probe.cost)
 	}
 }

@@ -1,38 +1,14 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
-
-// commandCounter counts the Redis commands pitcrew sends (one per command,
-// pipelines counted by their commands) and the round trips they take.
-type commandCounter struct{ commands, trips atomic.Int64 }
-
-func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.commands.Add(1)
-		c.trips.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.commands.Add(int64(len(cmds)))
-		c.trips.Add(1)
-		return next(ctx, cmds)
-	}
-}
 
 // BenchmarkEndToEnd drives each job from signed delivery to started session
 // against the fakes and a real Redis (set REDIS_URL), and reports triggers
@@ -74,7 +50,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.Run(job.name, func(b *testing.B) {
 			h := newHarness(b, false, func(o *Options) { o.Concurrency = 16 })
 			h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "daily_limit: 1000\n")
-			counter := &commandCounter{}
+			counter := &testenv.Trips{}
 			h.redis.AddHook(counter)
 			h.startWorker(h.app)
 			events := make([]string, b.N)
@@ -109,8 +85,8 @@ func BenchmarkEndToEnd(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "triggers/s")
 			b.ReportMetric(float64(calls)/float64(b.N), "github-calls/trigger")
-			b.ReportMetric(float64(counter.commands.Load())/float64(b.N), "redis-cmds/trigger")
-			b.ReportMetric(float64(counter.trips.Load())/float64(b.N), "redis-trips/trigger")
+			b.ReportMetric(float64(counter.Commands.Load())/float64(b.N), "redis-cmds/trigger")
+			b.ReportMetric(float64(counter.RoundTrips.Load())/float64(b.N), "redis-trips/trigger")
 		})
 	}
 }

@@ -140,7 +140,7 @@ func TestABodyReplayedUnderANewDeliveryIDIsDropped(t *testing.T) {
 	}
 	// A retry of the first delivery's own task is no replay.
 	w := NewDeliveryWorker(h.redis, nil)
-	if done, firstID, err := w.seen(t.Context(), "issues", first, body); err != nil || firstID != first || !done {
+	if done, firstID, _, err := w.seen(t.Context(), "issues", first, body); err != nil || firstID != first || !done {
 		t.Fatalf("the first delivery seen as done=%v first=%q err=%v", done, firstID, err)
 	}
 }

@@ -29,6 +29,9 @@ type DeliveryWorker struct {
 	Ledger   *runs.Ledger
 	Metrics  *metrics.Metrics
 	Handlers map[string][]handlers.EventHandler // each event's, in order
+	// CachedReads names the cached values a delivery's handlers read
+	// first (handlers.CachedReads), read with the delivery's own checks.
+	CachedReads func(body []byte) []string
 }
 
 // NewDeliveryWorker indexes handlers by the events they handle.
@@ -59,10 +62,11 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	}
 	log := zerolog.Ctx(ctx).With().Str(githubapp.LogKeyEventType, event).Str(githubapp.LogKeyDeliveryID, id).Logger()
 	ctx = log.WithContext(ctx)
-	done, firstID, err := w.seen(ctx, event, id, body)
+	done, firstID, withCached, err := w.seen(ctx, event, id, body)
 	if err != nil {
 		return err
 	}
+	ctx = withCached(ctx)
 	record := func(outcome string) {
 		if w.Ledger != nil {
 			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()}, nil)
@@ -114,22 +118,31 @@ func (w *DeliveryWorker) handle(ctx context.Context, event, id string, body []by
 // under which its body was first accepted. GitHub signs only the body and
 // redelivers under the same id, so a body seen under another id is a
 // captured delivery sent again. Both are remembered as long as GitHub may
-// redeliver (processedTTL); one round trip.
-func (w *DeliveryWorker) seen(ctx context.Context, event, id string, body []byte) (done bool, firstID string, err error) {
+// redeliver (processedTTL). The same round trip reads the cached values
+// the handlers read first (CachedReads): withCached gives them to a context.
+func (w *DeliveryWorker) seen(ctx context.Context, event, id string, body []byte) (done bool, firstID string, withCached func(context.Context) context.Context, err error) {
 	digest := sha256.Sum256(body)
 	var exists *redis.IntCmd
 	var first *redis.StatusCmd
-	_, err = w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+	withCached = func(ctx context.Context) context.Context { return ctx }
+	_, _ = w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		exists = p.Exists(ctx, queue.ProcessedKey(id))
 		first = p.SetArgs(ctx, queue.BodyKey(event, digest[:]), id, redis.SetArgs{Mode: "NX", Get: true, TTL: queue.ProcessedTTL})
+		if w.Ledger != nil && w.CachedReads != nil {
+			withCached = w.Ledger.PrefetchCached(ctx, p, w.CachedReads(body)...)
+		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return false, "", err
+	// Only the delivery's own checks decide; a cached read that failed is
+	// made again by whoever needs it.
+	for _, cmd := range []redis.Cmder{exists, first} {
+		if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return false, "", nil, err
+		}
 	}
 	firstID = first.Val()
 	if firstID == "" {
 		firstID = id
 	}
-	return exists.Val() > 0, firstID, nil
+	return exists.Val() > 0, firstID, withCached, nil
 }
