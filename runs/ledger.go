@@ -170,6 +170,9 @@ func (l *Ledger) ClaimSeen(ctx context.Context, r Run, cooldown time.Duration, d
 		return Run{}, ClaimLimited, sighting, nil
 	}
 	got, err := decodeRun(res[1], res[2], res[3])
+	if err == nil {
+		locksAheadIn(ctx).saw(got)
+	}
 	if err == nil && got.State == Queued {
 		// A queued run is what a session starts from: a replica must have
 		// it first, or a failover could forget it and start a second one.
@@ -277,12 +280,20 @@ return out
 // the run since it was read, the update is one round trip; a run with only
 // its ID is read first, and a stale copy is read again and change re-run.
 func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (Run, error) {
-	return l.update(ctx, run, change, nil)
+	return l.update(ctx, run, change, nil, Subject{})
+}
+
+// UpdateShowing is Update for a run its caller shows on subject s next:
+// in a context that takes locks ahead, the write tries the status lock of
+// s in its own round trip (see WithLocksAhead).
+func (l *Ledger) UpdateShowing(ctx context.Context, run Run, change func(*Run) error, s Subject) (Run, error) {
+	return l.update(ctx, run, change, nil, s)
 }
 
 // update is Update; a lock given is released by the write (see
-// LockedPull.Update), and stays held when nothing is written.
-func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, release *held) (Run, error) {
+// LockedPull.Update), and stays held when nothing is written. The status
+// lock of show is tried ahead with the first write sent.
+func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, release *held, show Subject) (Run, error) {
 	cur := run
 	for attempt := 0; attempt < 20; attempt++ {
 		fresh := cur.stored == ""
@@ -331,9 +342,17 @@ func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, r
 		if release != nil {
 			keys, token = append(keys, release.key), release.token
 		}
-		res, err := updateScript.Run(ctx, l.rdb, keys,
-			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention/time.Second),
-			session, index, score, member, token).Slice()
+		write := &scriptCall{script: updateScript, keys: keys, args: []any{
+			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention / time.Second),
+			session, index, score, member, token}}
+		try, ahead := l.tryAhead(ctx, show, next.ID)
+		if try != nil {
+			_ = l.runScripts(ctx, write, try) // each answer is read below
+			l.keepAhead(ctx, show, ahead, try)
+		} else {
+			_ = l.runScripts(ctx, write)
+		}
+		res, err := write.cmd.Slice()
 		if err != nil {
 			return Run{}, fmt.Errorf("runs: update %s: %w", next.ID, err)
 		}
@@ -347,6 +366,7 @@ func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, r
 					next.subjects = append(next.subjects, s)
 				}
 			}
+			locksAheadIn(ctx).saw(next)
 			if session != "" {
 				// A session's callbacks find its run by this index: a
 				// failover must not forget it. On an error the caller

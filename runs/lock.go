@@ -71,12 +71,36 @@ func (h *held) release(send func() error) error {
 
 var errReleased = errors.New("runs: the lock was already released")
 
-// lock is Lock, with try as one attempt to take the lock (key) for token:
-// a script may read what the lock guards in the same round trip.
-func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, try func(key, token string) (bool, error)) (*held, error) {
+// newHeld names a lock this process may take, with a token of its own.
+func (l *Ledger) newHeld(ctx context.Context, name string) *held {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	h := &held{ctx: ctx, rdb: l.rdb, key: l.prefix + "lock:" + name, token: hex.EncodeToString(b[:]), stop: make(chan struct{})}
+	return &held{ctx: ctx, rdb: l.rdb, key: l.prefix + "lock:" + name, token: hex.EncodeToString(b[:]), stop: make(chan struct{})}
+}
+
+// keep renews a lock just taken every ttl/3 until it is released.
+func (h *held) keep(ttl time.Duration) {
+	go func() {
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				renewScript.Run(context.WithoutCancel(h.ctx), h.rdb, []string{h.key}, h.token, ttl.Milliseconds())
+			}
+		}
+	}()
+}
+
+// lock is Lock, with try as one attempt to take the lock (key) for token:
+// a script may read what the lock guards in the same round trip. Status
+// locks ctx took ahead are given up first (see WithLocksAhead): a lock
+// taken ahead is never held while waiting for another.
+func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, try func(key, token string) (bool, error)) (*held, error) {
+	locksAheadIn(ctx).release()
+	h := l.newHeld(ctx, name)
 	deadline := time.Now().Add(wait)
 	for {
 		taken, err := try(h.key, h.token)
@@ -86,18 +110,7 @@ func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration,
 			return nil, err
 		}
 		if taken {
-			go func() {
-				t := time.NewTicker(ttl / 3)
-				defer t.Stop()
-				for {
-					select {
-					case <-h.stop:
-						return
-					case <-t.C:
-						renewScript.Run(context.WithoutCancel(ctx), l.rdb, []string{h.key}, h.token, ttl.Milliseconds())
-					}
-				}
-			}()
+			h.keep(ttl)
 			return h, nil
 		}
 		if time.Now().After(deadline) {

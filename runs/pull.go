@@ -168,7 +168,7 @@ func (l *Ledger) pullKey(repo string, number int) string {
 // becomes the run the pull request points at and the one it pointed at
 // before is returned. It answers {'0'} when the lock is held elsewhere,
 // {'none'} (the lock not taken) when no run follows the pull request, else
-// {'1', previous, id, state, body}.
+// {'1', previous, id, state, body, then the run's subjects}.
 var lockPullScript = redis.NewScript(`
 local id, previous = ARGV[4], ''
 if ARGV[5] ~= 'follow' and id == '' then
@@ -180,7 +180,9 @@ if ARGV[5] == 'follow' then
   previous = redis.call('SET', KEYS[2], id, 'EX', ARGV[6], 'GET') or ''
 end
 local f = redis.call('HMGET', ARGV[3] .. id, 'state', 'json')
-return {'1', previous, id, f[1] or '', f[2] or ''}`)
+local out = {'1', previous, id, f[1] or '', f[2] or ''}
+for _, s in ipairs(redis.call('SMEMBERS', ARGV[3] .. id .. ':subjects')) do table.insert(out, s) end
+return out`)
 
 // LockedPull is a pull request's lock, held, with the run read under it.
 type LockedPull struct {
@@ -205,11 +207,14 @@ func (p LockedPull) Unlock() {
 
 // Update is Ledger.Update releasing the lock with the write, in the same
 // round trip; the lock stays held (for Unlock) when nothing is written.
+// Its callers show the run next: when the run has one subject, the write
+// tries its status lock ahead (UpdateShowing).
 func (p LockedPull) Update(ctx context.Context, run Run, change func(*Run) error) (Run, error) {
-	if p.held == nil {
-		return p.ledger.Update(ctx, run, change)
+	var show Subject
+	if len(run.subjects) == 1 {
+		show, _ = ParseSubject(run.subjects[0])
 	}
-	return p.ledger.update(ctx, run, change, p.held)
+	return p.ledger.update(ctx, run, change, p.held, show)
 }
 
 // PullFollow says what LockPull reads: the run that follows the pull
@@ -237,7 +242,7 @@ func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which Pu
 		var err error
 		res, err = lockPullScript.Run(ctx, l.rdb, []string{key, l.pullKey(repo, number)},
 			token, time.Minute.Milliseconds(), l.prefix+"run:", which.RunID, mode, int64(Retention/time.Second)).StringSlice()
-		return err == nil && (len(res) == 5 && res[0] == "1" || len(res) == 1 && res[0] == "none"), err
+		return err == nil && (len(res) >= 5 && res[0] == "1" || len(res) == 1 && res[0] == "none"), err
 	})
 	if err != nil {
 		return LockedPull{}, err
@@ -252,6 +257,7 @@ func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which Pu
 		h.unlock()
 		return LockedPull{}, err
 	}
+	locked.Run.subjects = res[5:]
 	return locked, nil
 }
 

@@ -155,9 +155,11 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 		failed, err := s.fail(ctx, run, why)
 		return entry, failed, err
 	}
-	run, err = s.Ledger.Move(ctx, run, Started, func(r *Run) {
-		r.SessionID, r.ExecutionID, r.SessionURL = ses.ID, ses.ExecutionID, s.SafeURL(ses.SessionURL)
-	})
+	// The subject shows the run next: its status lock rides with the write.
+	run, err = s.Ledger.UpdateShowing(ctx, run, func(r *Run) error {
+		r.State, r.SessionID, r.ExecutionID, r.SessionURL = Started, ses.ID, ses.ExecutionID, s.SafeURL(ses.SessionURL)
+		return nil
+	}, req.Subject)
 	if errors.As(err, new(ErrTransition)) {
 		return entry, nil, nil // another worker moved it on; it updates the subjects
 	}

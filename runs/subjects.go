@@ -203,28 +203,45 @@ end
 for i = 5, #ARGV do read(ARGV[i]) end
 return out`)
 
+func statusLockName(s Subject) string { return "status:" + s.String() }
+
 func (l *Ledger) createMarkKey(s Subject) string { return l.prefix + "status-creating:" + s.String() }
 
 // LockStatus takes the lock on a subject's status (see Lock) and reads the
 // status, the runs its entries name and the runs also names (those the
 // caller is about to show), in the same round trip. A status not on GitHub
 // yet is marked as one a create may follow (StatusLock.BeforeCreate), and
-// one whose mark an earlier holder left comes back with Creating set.
+// one whose mark an earlier holder left comes back with Creating set. A
+// lock ctx took ahead (WithLocksAhead) is handed over without a round trip.
 func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration, also ...string) (Status, map[string]Run, *StatusLock, error) {
-	var res []any
-	args := []any{"", ttl.Milliseconds(), l.prefix + "run:", int64(Retention / time.Second)}
-	for _, id := range also {
-		args = append(args, id)
+	if ahead := locksAheadIn(ctx).take(s); ahead != nil {
+		return ahead.st, ahead.found, ahead.lock, nil
 	}
-	h, err := l.lock(ctx, "status:"+s.String(), ttl, wait, func(key, token string) (bool, error) {
+	var res []any
+	h, err := l.lock(ctx, statusLockName(s), ttl, wait, func(key, token string) (bool, error) {
+		c := l.lockStatusCall(s, key, token, ttl, also)
 		var err error
-		args[0] = token
-		res, err = lockStatusScript.Run(ctx, l.rdb, []string{key, l.statusKey(s), l.createMarkKey(s)}, args...).Slice()
+		res, err = c.script.Run(ctx, l.rdb, c.keys, c.args...).Slice()
 		return err == nil && len(res) > 0 && res[0] == int64(1), err
 	})
 	if err != nil {
 		return Status{}, nil, nil, err
 	}
+	return l.statusLocked(s, h, res)
+}
+
+// lockStatusCall is one attempt at a subject's status lock for token
+// (lockStatusScript).
+func (l *Ledger) lockStatusCall(s Subject, key, token string, ttl time.Duration, also []string) *scriptCall {
+	args := []any{token, ttl.Milliseconds(), l.prefix + "run:", int64(Retention / time.Second)}
+	for _, id := range also {
+		args = append(args, id)
+	}
+	return &scriptCall{script: lockStatusScript, keys: []string{key, l.statusKey(s), l.createMarkKey(s)}, args: args}
+}
+
+// statusLocked decodes what lockStatusScript read with the lock h took.
+func (l *Ledger) statusLocked(s Subject, h *held, res []any) (Status, map[string]Run, *StatusLock, error) {
 	mark, _ := res[2].(string)
 	sl := &StatusLock{l: l, s: s, held: h, marked: mark != "", earlier: mark == "earlier"}
 	st, found, err := decodeLocked(res)

@@ -120,6 +120,10 @@ func NewApp(o Options) (*App, error) {
 	mux := asynq.NewServeMux()
 	mux.Use(func(next asynq.Handler) asynq.Handler {
 		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+			// A task's writes may take the status lock it shows next in
+			// their own round trip (runs.WithLocksAhead).
+			ctx, release := runs.WithLocksAhead(ctx)
+			defer release()
 			return next.ProcessTask(o.Logger.WithContext(ctx), t)
 		})
 	})
