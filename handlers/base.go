@@ -57,7 +57,7 @@ type Base struct {
 // registry; the other fields are the caller's.
 func NewBase(b Base) Base {
 	b.Runs = &runs.Starter{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Metrics: b.Metrics, SafeURL: publish.SafeURL, Now: b.Now}
-	b.Finish = &runs.Finisher{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Metrics: b.Metrics, Text: publish.Text, SafeURL: publish.SafeURL}
+	b.Finish = &runs.Finisher{Ledger: b.Ledger, Sandbox: b.Sandbox, Jobs: jobOf, Follows: followedPull, Metrics: b.Metrics, Text: publish.Text, SafeURL: publish.SafeURL}
 	b.Publish = &publish.Writer{Ledger: b.Ledger, Now: b.Now, Renderer: func(job string) runs.Renderer { return jobOf(runs.Kind(job)).Render }}
 	b.Publish.Shown = b.runShown
 	return b

@@ -132,6 +132,7 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 		b.dashboardChanged(ctx, sig.Subject.Repo, sig.InstallationID)
 	}
 	if flakyConfig.Of(cfg).TrackIssues {
+		runs.ReleaseLocksAhead(ctx) // not held through the issues' GitHub calls
 		repo, _ := github.ParseRepo(sig.Subject.Repo)
 		for _, e := range entries {
 			if err := b.trackIssue(ctx, gh, repo, e, cfg, sig.Subject.Commit); err != nil {

@@ -23,6 +23,15 @@ func followsPull(run runs.Run) bool {
 	return run.State.Terminal() && run.PR == nil && followed && weburl.PullNumber(run.PullRequest(), run.Repo) > 0
 }
 
+// followedPull is the number of the pull request an ended run's refresh
+// follows next (followPull), 0 when none.
+func followedPull(run runs.Run) int {
+	if !followsPull(run) || endedOf(run.Kind) != nil {
+		return 0
+	}
+	return weburl.PullNumber(run.PullRequest(), run.Repo)
+}
+
 // pullNews is what an event says of a followed pull request; reread says
 // the pull request (and, on a new head, its diff) must be read again.
 type pullNews struct {

@@ -6,8 +6,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/sandbox"
 )
+
+// startedShowing is a run claimed for key, then started by a write that
+// takes the status lock of s ahead (in a ctx that allows it).
+func startedShowing(t *testing.T, ctx context.Context, l *Ledger, key string, s Subject) Run {
+	t.Helper()
+	run, _, err := l.Claim(context.Background(), newRun(key), time.Hour, 10, s)
+	if err == nil {
+		run, err = l.UpdateShowing(ctx, run, func(r *Run) error { r.State = Started; return nil }, s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
 
 func TestAWriteTakesTheStatusLockItsCallerShowsNext(t *testing.T) {
 	rdb := testenv.Redis(t)
@@ -49,15 +67,9 @@ func TestAWriteTakesTheStatusLockItsCallerShowsNext(t *testing.T) {
 func TestALockTakenAheadIsGivenUpBeforeWaitingForAnother(t *testing.T) {
 	l := NewLedger(testenv.Redis(t))
 	s := Subject{Repo: "hexpm/hexpm", Issue: 4}
-	run, _, err := l.Claim(context.Background(), newRun("flaky:hexpm/hexpm:test/b_test.exs:1"), time.Hour, 10, s)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, release := WithLocksAhead(context.Background())
 	defer release()
-	if _, err := l.UpdateShowing(ctx, run, func(r *Run) error { r.State = Started; return nil }, s); err != nil {
-		t.Fatal(err)
-	}
+	startedShowing(t, ctx, l, "flaky:hexpm/hexpm:test/b_test.exs:1", s)
 	unlock, err := l.Lock(ctx, "pull:hexpm/hexpm#77", time.Second, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -133,4 +145,149 @@ func TestAPullRequestsLastWriteTakesTheStatusLockOfItsRunsOneSubject(t *testing.
 		t.Fatal(err)
 	}
 	again.Unlock()
+}
+
+func TestALockTakenAheadThatNobodyTakesOverSoonIsGivenUp(t *testing.T) {
+	defer func(hold time.Duration) { aheadHold = hold }(aheadHold)
+	aheadHold = 50 * time.Millisecond
+	l := NewLedger(testenv.Redis(t))
+	s := Subject{Repo: "hexpm/hexpm", Issue: 8}
+	ctx, release := WithLocksAhead(context.Background())
+	defer release()
+	startedShowing(t, ctx, l, "flaky:hexpm/hexpm:test/e_test.exs:1", s)
+	// The task goes on with slow work: other writers wait no longer than aheadHold.
+	begun := time.Now()
+	_, _, lock, err := l.LockStatus(context.Background(), s, time.Second, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.Unlock()
+	if waited := time.Since(begun); waited > 2*time.Second {
+		t.Fatalf("another writer waited %s", waited)
+	}
+	// The task's own show then locks as usual.
+	if _, _, lock, err := l.LockStatus(ctx, s, time.Second, time.Second); err != nil {
+		t.Fatal(err)
+	} else {
+		lock.Unlock()
+	}
+}
+
+func TestAHandedOverLockReadsTheRunsItDidNotSee(t *testing.T) {
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	s := Subject{Repo: "hexpm/hexpm", Issue: 10}
+	other, _, err := l.Claim(context.Background(), newRun("flaky:hexpm/hexpm:test/f_test.exs:1"), time.Hour, 10, Subject{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, release := WithLocksAhead(context.Background())
+	defer release()
+	run := startedShowing(t, ctx, l, "flaky:hexpm/hexpm:test/g_test.exs:1", s)
+	trips := &testenv.Trips{}
+	rdb.AddHook(trips)
+	_, found, lock, err := l.LockStatus(ctx, s, time.Second, time.Second, run.ID, other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	if found[other.ID].ID != other.ID || found[run.ID].State != Started || trips.RoundTrips.Load() != 1 {
+		t.Fatalf("found %v in %d round trips", found, trips.RoundTrips.Load())
+	}
+}
+
+// recordedWithPull records run's outcome, an answer naming pull request
+// 77, in ctx; the run's caller follows that pull request next.
+func recordedWithPull(t *testing.T, ctx context.Context, l *Ledger, run Run) (Run, bool) {
+	t.Helper()
+	answer := "Fixed in https://github.com/hexpm/hexpm/pull/77\n```json\n{\"outcome\":\"fixed\",\"pr_url\":\"https://github.com/hexpm/hexpm/pull/77\"}\n```"
+	f := &Finisher{Ledger: l, Sandbox: &session{s: sandbox.Session{ID: run.SessionID, Status: sandbox.StatusCompleted, Result: answer}},
+		Jobs: func(Kind) Job { return Job{} }, Metrics: metrics.New(prometheus.NewRegistry()),
+		Follows: func(r Run) int {
+			if r.Result != nil && r.Result.PRURL != "" {
+				return 77
+			}
+			return 0
+		},
+		Text: func(s string, _ int) string { return s }, SafeURL: func(string) string { return "" }}
+	ended, recorded, err := f.Record(ctx, run, "cb:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ended, recorded
+}
+
+// startedWithPullFollowedBy is a started run, with pull request 77
+// followed by run previous.
+func startedWithPullFollowedBy(t *testing.T, l *Ledger, key, previous string) Run {
+	t.Helper()
+	run, _, err := l.Claim(context.Background(), newRun(key), time.Hour, 10, Subject{})
+	if err == nil {
+		run, err = l.Move(context.Background(), run, Started, func(r *Run) { r.SessionID = "ses_" + key })
+	}
+	if err == nil {
+		err = l.rdb.Set(context.Background(), l.pullKey("hexpm/hexpm", 77), previous, time.Hour).Err()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func TestTheOutcomesWriteTakesTheLockOfThePullRequestItFollows(t *testing.T) {
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	run := startedWithPullFollowedBy(t, l, "flaky:hexpm/hexpm:test/h_test.exs:1", "earlier#1")
+	ctx, release := WithLocksAhead(context.Background())
+	defer release()
+	if ended, recorded := recordedWithPull(t, ctx, l, run); !recorded || ended.State != Completed {
+		t.Fatalf("recorded %v, %s", recorded, ended.State)
+	}
+	if n, _ := rdb.Exists(context.Background(), l.prefix+"lock:"+pullLockName("hexpm/hexpm", 77)).Result(); n != 1 {
+		t.Fatal("the pull request's lock was not taken with the outcome")
+	}
+	trips := &testenv.Trips{}
+	rdb.AddHook(trips)
+	locked, err := l.LockPull(ctx, "hexpm/hexpm", 77, PullFollow{RunID: run.ID, Follow: true})
+	if err != nil || trips.RoundTrips.Load() != 0 || locked.Run.State != Completed || locked.Previous != "earlier#1" {
+		t.Fatalf("LockPull after the outcome: %d round trips, run %s, previous %q, %v", trips.RoundTrips.Load(), locked.Run.State, locked.Previous, err)
+	}
+	// The pull request points at the run once the run's write releases the lock.
+	if id, _ := l.PullRun(context.Background(), "hexpm/hexpm", 77); id != "earlier#1" {
+		t.Fatalf("the pointer moved before the write: %q", id)
+	}
+	if _, err := locked.Update(ctx, locked.Run, func(r *Run) error { r.PR = &Pull{Number: 77, State: PullOpen}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := l.PullRun(context.Background(), "hexpm/hexpm", 77); id != run.ID {
+		t.Fatalf("the pull request points at %q, not at the run", id)
+	}
+}
+
+func TestAPullRequestLockGivenUpOrNotWrittenLeavesItsFollowerAsItWas(t *testing.T) {
+	defer func(hold time.Duration) { aheadHold = hold }(aheadHold)
+	aheadHold = 20 * time.Millisecond
+	l := NewLedger(testenv.Redis(t))
+	run := startedWithPullFollowedBy(t, l, "flaky:hexpm/hexpm:test/i_test.exs:1", "earlier#1")
+	ctx, release := WithLocksAhead(context.Background())
+	defer release()
+	stale := run
+	recordedWithPull(t, ctx, l, run)
+	time.Sleep(100 * time.Millisecond) // given up, not taken over
+	locked, err := l.LockPull(ctx, "hexpm/hexpm", 77, PullFollow{RunID: run.ID, Follow: true})
+	if err != nil || locked.Previous != "earlier#1" {
+		t.Fatalf("previous %q after the lock was given up, %v", locked.Previous, err)
+	}
+	locked.Unlock()
+	// A stale copy's outcome is refused, and moves nothing.
+	if err := l.rdb.Set(context.Background(), l.pullKey("hexpm/hexpm", 77), "later#1", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, recorded := recordedWithPull(t, ctx, l, stale); recorded {
+		t.Fatal("an outcome was recorded twice")
+	}
+	release()
+	if id, _ := l.PullRun(context.Background(), "hexpm/hexpm", 77); id != "later#1" {
+		t.Fatalf("a refused write moved the pull request to %q", id)
+	}
 }

@@ -28,6 +28,9 @@ type Finisher struct {
 	Ledger  *Ledger
 	Sandbox SessionReader
 	Jobs    func(Kind) Job // the job of a kind: its artifact
+	// Follows, when set, is the pull request an ended run's caller follows
+	// next (0: none): its lock is tried with the outcome's write.
+	Follows func(Run) int
 	Metrics *metrics.Metrics
 	// Text and SafeURL make what the sandbox says safe to show, before it
 	// is stored.
@@ -116,14 +119,18 @@ func (f *Finisher) Record(ctx context.Context, run Run, taskID string) (_ Run, r
 	// What the session said is the outcome of the turn read: not of a
 	// follow-up sent since (the run was started again meanwhile).
 	turn := len(run.FollowUps)
-	moved, err := f.Ledger.Update(ctx, run, func(r *Run) error {
+	ahead := writeAhead{}
+	if f.Follows != nil {
+		ahead.follow = func(r Run) (string, int) { return r.Repo, f.Follows(r) }
+	}
+	moved, err := f.Ledger.update(ctx, run, func(r *Run) error {
 		if len(r.FollowUps) != turn || r.State != Started {
 			return errAnotherTurn
 		}
 		r.State, r.Published, r.RecordedBy = to, true, taskID
 		change(r)
 		return nil
-	})
+	}, ahead)
 	var te ErrTransition
 	if errors.As(err, &te) || errors.Is(err, errAnotherTurn) {
 		// Another worker recorded it first, or a follow-up started another turn.

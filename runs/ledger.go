@@ -257,12 +257,15 @@ func (s Snapshot) Open() (Run, error) { return decodeRun(s.ID, s.State, s.Body) 
 // updateScript writes a run only if it is still as the writer read it
 // (state and body), and keeps the session index and the started set with
 // it: one round trip for an update nobody raced. With ARGV[11] set, the
-// write also releases the lock KEYS[5] it holds with that token. It answers
+// write also releases the lock KEYS[5] it holds with that token; with
+// ARGV[12] set, it points the last key (a pull request's pointer, under
+// that lock) at the run. It answers
 // {1, the run's subjects...} when it wrote, {0} when the run had changed.
 var updateScript = redis.NewScript(`
 local f = redis.call('HMGET', KEYS[1], 'state', 'json')
 if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then return {0} end
 if ARGV[11] ~= '' and redis.call('GET', KEYS[5]) == ARGV[11] then redis.call('DEL', KEYS[5]) end
+if ARGV[12] ~= '' then redis.call('SET', KEYS[#KEYS], ARGV[12], 'EX', ARGV[6]) end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'ended_at', ARGV[4], 'json', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'EX', ARGV[6]) end
@@ -280,20 +283,32 @@ return out
 // the run since it was read, the update is one round trip; a run with only
 // its ID is read first, and a stale copy is read again and change re-run.
 func (l *Ledger) Update(ctx context.Context, run Run, change func(*Run) error) (Run, error) {
-	return l.update(ctx, run, change, nil, Subject{})
+	return l.update(ctx, run, change, writeAhead{})
 }
 
 // UpdateShowing is Update for a run its caller shows on subject s next:
 // in a context that takes locks ahead, the write tries the status lock of
 // s in its own round trip (see WithLocksAhead).
 func (l *Ledger) UpdateShowing(ctx context.Context, run Run, change func(*Run) error, s Subject) (Run, error) {
-	return l.update(ctx, run, change, nil, s)
+	return l.update(ctx, run, change, writeAhead{show: s})
 }
 
-// update is Update; a lock given is released by the write (see
-// LockedPull.Update), and stays held when nothing is written. The status
-// lock of show is tried ahead with the first write sent.
-func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, release *held, show Subject) (Run, error) {
+// writeAhead is what a write does besides: release is a lock the write
+// releases (see LockedPull.Update), and stays held when nothing is
+// written; pointer is a pull request's pointer the write sets to the run
+// (see LockedPull); show is the subject whose status lock, and follow
+// names the pull request (of the run as written) whose lock to follow it,
+// the write tries ahead (see WithLocksAhead).
+type writeAhead struct {
+	release *held
+	pointer string
+	show    Subject
+	follow  func(Run) (repo string, number int)
+}
+
+// update is Update, doing what ahead says besides.
+func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, ahead writeAhead) (Run, error) {
+	release := ahead.release
 	cur := run
 	for attempt := 0; attempt < 20; attempt++ {
 		fresh := cur.stored == ""
@@ -338,20 +353,19 @@ func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, r
 		} else if next.State.Terminal() && cur.SessionID != "" {
 			index, member = "rem", cur.SessionID
 		}
-		keys, token := []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)}, ""
+		keys, token, pointTo := []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)}, "", ""
 		if release != nil {
 			keys, token = append(keys, release.key), release.token
 		}
+		if ahead.pointer != "" {
+			keys, pointTo = append(keys, ahead.pointer), next.ID
+		}
 		write := &scriptCall{script: updateScript, keys: keys, args: []any{
 			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention / time.Second),
-			session, index, score, member, token}}
-		try, ahead := l.tryAhead(ctx, show, next.ID)
-		if try != nil {
-			_ = l.runScripts(ctx, write, try) // each answer is read below
-			l.keepAhead(ctx, show, ahead, try)
-		} else {
-			_ = l.runScripts(ctx, write)
-		}
+			session, index, score, member, token, pointTo}}
+		tries := l.triesAhead(ctx, ahead, next)
+		_ = l.runScripts(ctx, append([]*scriptCall{write}, tries.calls()...)...) // each answer is read below
+		tries.keep(ctx)
 		res, err := write.cmd.Slice()
 		if err != nil {
 			return Run{}, fmt.Errorf("runs: update %s: %w", next.ID, err)

@@ -42,6 +42,7 @@ type held struct {
 	rdb        redis.UniversalClient
 	key, token string
 	stop       chan struct{}
+	stopOnce   sync.Once
 	mu         sync.Mutex
 	released   bool
 }
@@ -55,17 +56,19 @@ func (h *held) unlock() {
 
 // release runs send, which releases the lock with whatever it writes, once:
 // a send that fails is taken as not done, so a later unlock tries again.
+// Either way the lock is no longer renewed: if no release gets through,
+// it expires.
 func (h *held) release(send func() error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.released {
 		return errReleased
 	}
+	defer h.stopOnce.Do(func() { close(h.stop) })
 	if err := send(); err != nil {
 		return err
 	}
 	h.released = true
-	close(h.stop)
 	return nil
 }
 

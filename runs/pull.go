@@ -166,7 +166,9 @@ func (l *Ledger) pullKey(repo string, number int) string {
 // round trip, reads the run that follows it: ARGV[4] when given, else the
 // one the pull request points at (KEYS[2]). With ARGV[5] 'follow', ARGV[4]
 // becomes the run the pull request points at and the one it pointed at
-// before is returned. It answers {'0'} when the lock is held elsewhere,
+// before is returned; with 'ahead', that one is returned and the pointer
+// left for the write that releases the lock (a lock taken ahead, to
+// follow). It answers {'0'} when the lock is held elsewhere,
 // {'none'} (the lock not taken) when no run follows the pull request, else
 // {'1', previous, id, state, body, then the run's subjects}.
 var lockPullScript = redis.NewScript(`
@@ -178,6 +180,8 @@ end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'0'} end
 if ARGV[5] == 'follow' then
   previous = redis.call('SET', KEYS[2], id, 'EX', ARGV[6], 'GET') or ''
+elseif ARGV[5] == 'ahead' then
+  previous = redis.call('GET', KEYS[2]) or ''
 end
 local f = redis.call('HMGET', ARGV[3] .. id, 'state', 'json')
 local out = {'1', previous, id, f[1] or '', f[2] or ''}
@@ -195,6 +199,9 @@ type LockedPull struct {
 
 	ledger *Ledger
 	held   *held // nil when no lock was taken
+	// pointer, for a lock taken ahead to follow, is the pull request's
+	// pointer that the write releasing the lock sets to the run.
+	pointer string
 }
 
 // Unlock releases the lock; later calls, and calls after the write that
@@ -214,7 +221,7 @@ func (p LockedPull) Update(ctx context.Context, run Run, change func(*Run) error
 	if len(run.subjects) == 1 {
 		show, _ = ParseSubject(run.subjects[0])
 	}
-	return p.ledger.update(ctx, run, change, p.held, show)
+	return p.ledger.update(ctx, run, change, writeAhead{release: p.held, show: show, pointer: p.pointer})
 }
 
 // PullFollow says what LockPull reads: the run that follows the pull
@@ -233,15 +240,20 @@ var ReadFollower = PullFollow{}
 // names, in the same round trip. A run named but not stored is
 // ErrNotFound, with the lock released.
 func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which PullFollow) (LockedPull, error) {
+	if which.Follow {
+		if locked, ok := locksAheadIn(ctx).takePull(pullLockName(repo, number), which.RunID); ok {
+			return locked, nil
+		}
+	}
+	var res []string
 	mode := ""
 	if which.Follow {
 		mode = "follow"
 	}
-	var res []string
-	h, err := l.lock(ctx, fmt.Sprintf("pull:%s#%d", strings.ToLower(repo), number), time.Minute, 2*time.Minute, func(key, token string) (bool, error) {
+	h, err := l.lock(ctx, pullLockName(repo, number), time.Minute, 2*time.Minute, func(key, token string) (bool, error) {
+		c := l.lockPullCall(repo, number, key, token, which.RunID, mode)
 		var err error
-		res, err = lockPullScript.Run(ctx, l.rdb, []string{key, l.pullKey(repo, number)},
-			token, time.Minute.Milliseconds(), l.prefix+"run:", which.RunID, mode, int64(Retention/time.Second)).StringSlice()
+		res, err = c.script.Run(ctx, l.rdb, c.keys, c.args...).StringSlice()
 		return err == nil && (len(res) >= 5 && res[0] == "1" || len(res) == 1 && res[0] == "none"), err
 	})
 	if err != nil {
@@ -252,7 +264,24 @@ func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which Pu
 		_ = h.release(func() error { return nil })
 		return LockedPull{ledger: l}, nil
 	}
+	return l.pullLocked(h, res)
+}
+
+func pullLockName(repo string, number int) string {
+	return fmt.Sprintf("pull:%s#%d", strings.ToLower(repo), number)
+}
+
+// lockPullCall is one attempt at a pull request's lock for token, reading
+// run runID (lockPullScript, in mode "", "follow" or "ahead").
+func (l *Ledger) lockPullCall(repo string, number int, key, token, runID, mode string) *scriptCall {
+	return &scriptCall{script: lockPullScript, keys: []string{key, l.pullKey(repo, number)},
+		args: []any{token, time.Minute.Milliseconds(), l.prefix + "run:", runID, mode, int64(Retention / time.Second)}}
+}
+
+// pullLocked decodes what lockPullScript read with the lock h took.
+func (l *Ledger) pullLocked(h *held, res []string) (LockedPull, error) {
 	locked := LockedPull{Previous: res[1], ledger: l, held: h}
+	var err error
 	if locked.Run, err = decodeRun(res[2], res[3], res[4]); err != nil {
 		h.unlock()
 		return LockedPull{}, err

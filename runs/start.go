@@ -139,6 +139,9 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 		failed, err := s.fail(ctx, run, "pitcrew could not write the agent's instructions")
 		return entry, failed, err
 	}
+	// A status lock taken ahead by an earlier start (another test of the
+	// same signal) is not held through this one (see WithLocksAhead).
+	ReleaseLocksAhead(ctx)
 	ses, err := s.Sandbox.Start(ctx, run.ID, prompt, weburl.Repo(run.Repo), job.Connections)
 	// What follows must be recorded even if the task's time is up.
 	ctx = context.WithoutCancel(ctx)

@@ -215,6 +215,10 @@ func (l *Ledger) createMarkKey(s Subject) string { return l.prefix + "status-cre
 // lock ctx took ahead (WithLocksAhead) is handed over without a round trip.
 func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration, also ...string) (Status, map[string]Run, *StatusLock, error) {
 	if ahead := locksAheadIn(ctx).take(s); ahead != nil {
+		if err := l.readMissing(ctx, ahead.found, also); err != nil {
+			ahead.lock.Unlock()
+			return Status{}, nil, nil, err
+		}
 		return ahead.st, ahead.found, ahead.lock, nil
 	}
 	var res []any
@@ -228,6 +232,36 @@ func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Durat
 		return Status{}, nil, nil, err
 	}
 	return l.statusLocked(s, h, res)
+}
+
+// readMissing reads, in one round trip, the runs of ids that found lacks.
+func (l *Ledger) readMissing(ctx context.Context, found map[string]Run, ids []string) error {
+	var missing []string
+	for _, id := range ids {
+		if _, ok := found[id]; !ok && id != "" {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	reads := make([]*redis.SliceCmd, len(missing))
+	if _, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range missing {
+			reads[i] = p.HMGet(ctx, l.runKey(id), "state", "json")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, id := range missing {
+		state, _ := reads[i].Val()[0].(string)
+		body, _ := reads[i].Val()[1].(string)
+		if r, err := decodeRun(id, state, body); err == nil { // as LockStatus: a run that does not decode is left to Get
+			found[id] = r
+		}
+	}
+	return nil
 }
 
 // lockStatusCall is one attempt at a subject's status lock for token
