@@ -37,9 +37,9 @@ type locksAheadKey struct{}
 // each read (the status and the runs it names, and the runs the context
 // wrote or claimed since), and pull request locks taken to follow one.
 type locksAhead struct {
-	mu    sync.Mutex
-	held  map[Subject]*statusAhead
-	pulls map[string]*LockedPull // by lock name
+	mu       sync.Mutex
+	statuses map[Subject]*statusAhead
+	pulls    map[string]*LockedPull // by lock name
 }
 
 type statusAhead struct {
@@ -52,7 +52,7 @@ type statusAhead struct {
 // ahead, and release, which gives up those nobody took over; call it when
 // the context's work ends.
 func WithLocksAhead(ctx context.Context) (context.Context, func()) {
-	a := &locksAhead{held: map[Subject]*statusAhead{}, pulls: map[string]*LockedPull{}}
+	a := &locksAhead{statuses: map[Subject]*statusAhead{}, pulls: map[string]*LockedPull{}}
 	return context.WithValue(ctx, locksAheadKey{}, a), a.release
 }
 
@@ -65,19 +65,19 @@ func locksAheadIn(ctx context.Context) *locksAhead {
 	return a
 }
 
-// wants reports whether a write in this context should try the status
+// wantsStatus reports whether a write in this context should try the status
 // lock of s: the context takes locks ahead and holds none of s yet.
-func (a *locksAhead) wants(s Subject) bool {
+func (a *locksAhead) wantsStatus(s Subject) bool {
 	if a == nil || s == (Subject{}) {
 		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, held := a.held[s]
+	_, held := a.statuses[s]
 	return !held
 }
 
-// wantsPull is wants for the pull request lock of that name.
+// wantsPull is wantsStatus for the pull request lock of that name.
 func (a *locksAhead) wantsPull(name string) bool {
 	if a == nil {
 		return false
@@ -88,15 +88,15 @@ func (a *locksAhead) wantsPull(name string) bool {
 	return !held
 }
 
-// take hands over the lock held ahead of s, if any.
-func (a *locksAhead) take(s Subject) *statusAhead {
+// takeStatus hands over the status lock held ahead of s, if any.
+func (a *locksAhead) takeStatus(s Subject) *statusAhead {
 	if a == nil {
 		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ahead := a.held[s]
-	delete(a.held, s)
+	ahead := a.statuses[s]
+	delete(a.statuses, s)
 	return ahead
 }
 
@@ -124,7 +124,7 @@ func (a *locksAhead) saw(r Run) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, ahead := range a.held {
+	for _, ahead := range a.statuses {
 		ahead.found[r.ID] = r
 	}
 	for _, locked := range a.pulls {
@@ -141,9 +141,9 @@ func (a *locksAhead) release() {
 	}
 	var unlocks []func()
 	a.mu.Lock()
-	for s, ahead := range a.held {
+	for s, ahead := range a.statuses {
 		unlocks = append(unlocks, ahead.lock.Unlock)
-		delete(a.held, s)
+		delete(a.statuses, s)
 	}
 	for name, locked := range a.pulls {
 		unlocks = append(unlocks, locked.Unlock)
@@ -194,11 +194,11 @@ type triesAhead struct {
 	pullKey        string // the pull request's pointer, for its follower
 }
 
-// triesAhead are the tries of the locks ahead says, for a write of next,
+// triesFor are the tries of the locks ahead says, for a write of next,
 // that ctx wants.
-func (l *Ledger) triesAhead(ctx context.Context, ahead writeAhead, next Run) triesAhead {
+func (l *Ledger) triesFor(ctx context.Context, ahead writeAhead, next Run) triesAhead {
 	t := triesAhead{l: l, a: locksAheadIn(ctx), show: ahead.show}
-	if t.a.wants(ahead.show) {
+	if t.a.wantsStatus(ahead.show) {
 		t.statusH = l.newHeld(ctx, statusLockName(ahead.show))
 		t.status = l.lockStatusCall(ahead.show, t.statusH.key, t.statusH.token, aheadTTL, []string{next.ID})
 	}
@@ -225,7 +225,7 @@ func (t triesAhead) calls() []*scriptCall {
 }
 
 // keep keeps in the context the locks the tries took.
-func (t triesAhead) keep(ctx context.Context) {
+func (t triesAhead) keep() {
 	if t.status != nil {
 		res, err := t.status.cmd.Slice()
 		switch {
@@ -234,7 +234,7 @@ func (t triesAhead) keep(ctx context.Context) {
 		case len(res) > 0 && res[0] == int64(1):
 			t.statusH.keep(aheadTTL)
 			if st, found, lock, err := t.l.statusLocked(t.show, t.statusH, res); err == nil { // else released, and LockStatus reports it
-				hold(t.a, t.a.held, t.show, &statusAhead{st: st, found: found, lock: lock}, lock.Unlock)
+				hold(t.a, t.a.statuses, t.show, &statusAhead{st: st, found: found, lock: lock}, lock.Unlock)
 			}
 		}
 	}

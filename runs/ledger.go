@@ -258,14 +258,15 @@ func (s Snapshot) Open() (Run, error) { return decodeRun(s.ID, s.State, s.Body) 
 // (state and body), and keeps the session index and the started set with
 // it: one round trip for an update nobody raced. With ARGV[11] set, the
 // write also releases the lock KEYS[5] it holds with that token; with
-// ARGV[12] set, it points the last key (a pull request's pointer, under
-// that lock) at the run. It answers
+// ARGV[12] set too, and the lock still its own, it points the last key (a
+// pull request's pointer, which that lock guards) at the run. It answers
 // {1, the run's subjects...} when it wrote, {0} when the run had changed.
 var updateScript = redis.NewScript(`
 local f = redis.call('HMGET', KEYS[1], 'state', 'json')
 if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then return {0} end
-if ARGV[11] ~= '' and redis.call('GET', KEYS[5]) == ARGV[11] then redis.call('DEL', KEYS[5]) end
-if ARGV[12] ~= '' then redis.call('SET', KEYS[#KEYS], ARGV[12], 'EX', ARGV[6]) end
+local owns = ARGV[11] ~= '' and redis.call('GET', KEYS[5]) == ARGV[11]
+if owns then redis.call('DEL', KEYS[5]) end
+if owns and ARGV[12] ~= '' then redis.call('SET', KEYS[#KEYS], ARGV[12], 'EX', ARGV[6]) end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'ended_at', ARGV[4], 'json', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 if ARGV[7] ~= '' then redis.call('SET', KEYS[2], ARGV[7], 'EX', ARGV[6]) end
@@ -363,9 +364,9 @@ func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, a
 		write := &scriptCall{script: updateScript, keys: keys, args: []any{
 			string(cur.State), cur.stored, string(next.State), endedUnix(next), body, int64(Retention / time.Second),
 			session, index, score, member, token, pointTo}}
-		tries := l.triesAhead(ctx, ahead, next)
+		tries := l.triesFor(ctx, ahead, next)
 		_ = l.runScripts(ctx, append([]*scriptCall{write}, tries.calls()...)...) // each answer is read below
-		tries.keep(ctx)
+		tries.keep()
 		res, err := write.cmd.Slice()
 		if err != nil {
 			return Run{}, fmt.Errorf("runs: update %s: %w", next.ID, err)

@@ -98,7 +98,7 @@ func (h *held) keep(ttl time.Duration) {
 }
 
 // lock is Lock, with try as one attempt to take the lock (key) for token:
-// a script may read what the lock guards in the same round trip. Status
+// a script may read what the lock guards in the same round trip. The
 // locks ctx took ahead are given up first (see WithLocksAhead): a lock
 // taken ahead is never held while waiting for another.
 func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration, try func(key, token string) (bool, error)) (*held, error) {

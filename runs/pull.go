@@ -238,7 +238,9 @@ var ReadFollower = PullFollow{}
 // LockPull takes the lock of pull request number of repo (see Lock), which
 // serialises what pitcrew reads and writes of it, and reads the run which
 // names, in the same round trip. A run named but not stored is
-// ErrNotFound, with the lock released.
+// ErrNotFound, with the lock released. A lock ctx took ahead for the run
+// to follow (the Finisher's, see WithLocksAhead) is handed over without a
+// round trip.
 func (l *Ledger) LockPull(ctx context.Context, repo string, number int, which PullFollow) (LockedPull, error) {
 	if which.Follow {
 		if locked, ok := locksAheadIn(ctx).takePull(pullLockName(repo, number), which.RunID); ok {

@@ -214,7 +214,7 @@ func (l *Ledger) createMarkKey(s Subject) string { return l.prefix + "status-cre
 // one whose mark an earlier holder left comes back with Creating set. A
 // lock ctx took ahead (WithLocksAhead) is handed over without a round trip.
 func (l *Ledger) LockStatus(ctx context.Context, s Subject, ttl, wait time.Duration, also ...string) (Status, map[string]Run, *StatusLock, error) {
-	if ahead := locksAheadIn(ctx).take(s); ahead != nil {
+	if ahead := locksAheadIn(ctx).takeStatus(s); ahead != nil {
 		if err := l.readMissing(ctx, ahead.found, also); err != nil {
 			ahead.lock.Unlock()
 			return Status{}, nil, nil, err
