@@ -190,8 +190,8 @@ type triesAhead struct {
 	show           Subject
 	status, pull   *scriptCall
 	statusH, pullH *held
-	pullName       string
-	pullKey        string // the pull request's pointer, for its follower
+	pullRepo       string
+	pullNumber     int
 }
 
 // triesFor are the tries of the locks ahead says, for a write of next,
@@ -205,11 +205,10 @@ func (l *Ledger) triesFor(ctx context.Context, ahead writeAhead, next Run) tries
 	if ahead.follow == nil || t.a == nil {
 		return t
 	}
-	if repo, number := ahead.follow(next); number > 0 && t.a.wantsPull(pullLockName(repo, number)) {
-		t.pullName = pullLockName(repo, number)
-		t.pullH = l.newHeld(ctx, t.pullName)
+	if repo, number := next.Repo, ahead.follow(next); number > 0 && t.a.wantsPull(pullLockName(repo, number)) {
+		t.pullRepo, t.pullNumber = repo, number
+		t.pullH = l.newHeld(ctx, pullLockName(repo, number))
 		t.pull = l.lockPullCall(repo, number, t.pullH.key, t.pullH.token, next.ID, "ahead")
-		t.pullKey = l.pullKey(repo, number)
 	}
 	return t
 }
@@ -246,8 +245,8 @@ func (t triesAhead) keep() {
 		case len(res) >= 5 && res[0] == "1":
 			t.pullH.keep(time.Minute)
 			if locked, err := t.l.pullLocked(t.pullH, res); err == nil {
-				locked.pointer = t.pullKey // set by the write that releases the lock
-				hold(t.a, t.a.pulls, t.pullName, &locked, locked.Unlock)
+				locked.pointer = t.l.pullKey(t.pullRepo, t.pullNumber) // set by the write that releases the lock
+				hold(t.a, t.a.pulls, pullLockName(t.pullRepo, t.pullNumber), &locked, locked.Unlock)
 			}
 		}
 	}

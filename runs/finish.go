@@ -119,10 +119,6 @@ func (f *Finisher) Record(ctx context.Context, run Run, taskID string) (_ Run, r
 	// What the session said is the outcome of the turn read: not of a
 	// follow-up sent since (the run was started again meanwhile).
 	turn := len(run.FollowUps)
-	ahead := writeAhead{}
-	if f.Follows != nil {
-		ahead.follow = func(r Run) (string, int) { return r.Repo, f.Follows(r) }
-	}
 	moved, err := f.Ledger.update(ctx, run, func(r *Run) error {
 		if len(r.FollowUps) != turn || r.State != Started {
 			return errAnotherTurn
@@ -130,7 +126,7 @@ func (f *Finisher) Record(ctx context.Context, run Run, taskID string) (_ Run, r
 		r.State, r.Published, r.RecordedBy = to, true, taskID
 		change(r)
 		return nil
-	}, ahead)
+	}, writeAhead{follow: f.Follows})
 	var te ErrTransition
 	if errors.As(err, &te) || errors.Is(err, errAnotherTurn) {
 		// Another worker recorded it first, or a follow-up started another turn.

@@ -75,6 +75,12 @@ func TestAFollowUpStartsItsRunAgainOnce(t *testing.T) {
 // session is a sandbox whose one session says what a test sets.
 type session struct{ s sandbox.Session }
 
+// newFinisher is a Finisher of l that reads ses, for jobs without artifacts.
+func newFinisher(l *Ledger, ses *session) *Finisher {
+	return &Finisher{Ledger: l, Sandbox: ses, Jobs: func(Kind) Job { return Job{} }, Metrics: metrics.New(prometheus.NewRegistry()),
+		Text: func(s string, _ int) string { return s }, SafeURL: func(string) string { return "" }}
+}
+
 func (s *session) Get(context.Context, string) (sandbox.Session, error) { return s.s, nil }
 func (s *session) Download(context.Context, string) ([]byte, error)     { return nil, nil }
 
@@ -85,8 +91,7 @@ func TestAFollowUpsTurnEndsOnlyWithItsOwnOutcome(t *testing.T) {
 	ctx := context.Background()
 	l := NewLedger(testenv.Redis(t))
 	ses := &session{}
-	f := &Finisher{Ledger: l, Sandbox: ses, Jobs: func(Kind) Job { return Job{} }, Metrics: metrics.New(prometheus.NewRegistry()),
-		Text: func(s string, _ int) string { return s }, SafeURL: func(string) string { return "" }}
+	f := newFinisher(l, ses)
 	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/a_test.exs:1"), time.Hour, 100, Subject{})
 	if err == nil {
 		run, err = l.Move(ctx, run, Started, func(r *Run) { r.SessionID = "ses_1" })

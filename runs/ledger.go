@@ -298,18 +298,17 @@ func (l *Ledger) UpdateShowing(ctx context.Context, run Run, change func(*Run) e
 // releases (see LockedPull.Update), and stays held when nothing is
 // written; pointer is a pull request's pointer the write sets to the run
 // (see LockedPull); show is the subject whose status lock, and follow
-// names the pull request (of the run as written) whose lock to follow it,
-// the write tries ahead (see WithLocksAhead).
+// the number of the run's pull request (of the run as written) whose lock
+// to follow it, the write tries ahead (see WithLocksAhead).
 type writeAhead struct {
 	release *held
 	pointer string
 	show    Subject
-	follow  func(Run) (repo string, number int)
+	follow  func(Run) int
 }
 
 // update is Update, doing what ahead says besides.
 func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, ahead writeAhead) (Run, error) {
-	release := ahead.release
 	cur := run
 	for attempt := 0; attempt < 20; attempt++ {
 		fresh := cur.stored == ""
@@ -355,8 +354,8 @@ func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, a
 			index, member = "rem", cur.SessionID
 		}
 		keys, token, pointTo := []string{l.runKey(next.ID), l.sessionKey(next.SessionID), l.startedKey(), l.subjectsKey(next.ID)}, "", ""
-		if release != nil {
-			keys, token = append(keys, release.key), release.token
+		if ahead.release != nil {
+			keys, token = append(keys, ahead.release.key), ahead.release.token
 		}
 		if ahead.pointer != "" {
 			keys, pointTo = append(keys, ahead.pointer), next.ID
@@ -372,8 +371,8 @@ func (l *Ledger) update(ctx context.Context, run Run, change func(*Run) error, a
 			return Run{}, fmt.Errorf("runs: update %s: %w", next.ID, err)
 		}
 		if len(res) > 0 && res[0] == int64(1) {
-			if release != nil {
-				_ = release.release(func() error { return nil }) // released by the write
+			if ahead.release != nil {
+				_ = ahead.release.release(func() error { return nil }) // released by the write
 			}
 			next.stored, next.subjects = string(body), []string{}
 			for _, s := range res[1:] {

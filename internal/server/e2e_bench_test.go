@@ -16,7 +16,7 @@ import (
 // counted; for labels and merges, up to the outcome on GitHub) and Redis
 // commands and round trips per trigger.
 //
-//	REDIS_URL=redis://127.0.0.1:6379 go test ./handlers -run '^$' -bench EndToEnd -benchtime 200x
+//	REDIS_URL=redis://127.0.0.1:6379 go test ./internal/server -run '^$' -bench EndToEnd -benchtime 200x
 func BenchmarkEndToEnd(b *testing.B) {
 	jobs := []struct {
 		name    string
