@@ -42,7 +42,11 @@ type Options struct {
 	Logger            zerolog.Logger
 	Registry          *prometheus.Registry
 
-	Concurrency  int           // worker goroutines, default 10
+	// Concurrency is how many deliveries (and outside alerts) are handled
+	// at once, default 10; outcomes and periodic work have half as many
+	// workers of their own (at least 2), so a burst of deliveries does not
+	// hold them up.
+	Concurrency  int
 	PollInterval time.Duration // how often an idle worker looks for tasks, default 200 ms
 	// SourceEnv holds the variables outside sources read (SourceEnvKeys),
 	// by name: their secrets and their maps of names to repositories.
@@ -70,7 +74,7 @@ type App struct {
 	Ledger  *runs.Ledger
 
 	queue        *asynq.Client
-	server       *asynq.Server
+	servers      []*asynq.Server // one per queue
 	mux          *asynq.ServeMux
 	schedule     queue.Schedule
 	log          zerolog.Logger
@@ -193,16 +197,25 @@ func NewApp(o Options) (*App, error) {
 	})
 	routes.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{}))
 
-	server := asynq.NewServerFromRedisClient(o.Redis, asynq.Config{
-		Concurrency:       o.Concurrency,
-		Queues:            map[string]int{queue.QueueOutcome: 2, queue.QueueGitHub: 1},
-		TaskCheckInterval: o.PollInterval,
-		ShutdownTimeout:   o.ShutdownTimeout,
-		Logger:            queue.NewLogger(o.Logger),
-		RetryDelayFunc:    queue.RetryDelay,
-		// Session polls are scheduled tasks; look for due ones often.
-		DelayedTaskCheckInterval: time.Second,
-	})
+	// One server per queue rather than one with weighted queues: each
+	// looks for a task with one round trip (asynq tries a server's queues
+	// one by one), and outcomes keep workers of their own.
+	var servers []*asynq.Server
+	for _, q := range []struct {
+		name    string
+		workers int
+	}{{queue.QueueGitHub, o.Concurrency}, {queue.QueueOutcome, max(2, o.Concurrency/2)}} {
+		servers = append(servers, asynq.NewServerFromRedisClient(o.Redis, asynq.Config{
+			Concurrency:       q.workers,
+			Queues:            map[string]int{q.name: 1},
+			TaskCheckInterval: o.PollInterval,
+			ShutdownTimeout:   o.ShutdownTimeout,
+			Logger:            queue.NewLogger(o.Logger),
+			RetryDelayFunc:    queue.RetryDelay,
+			// Session polls are scheduled tasks; look for due ones often.
+			DelayedTaskCheckInterval: time.Second,
+		}))
+	}
 	if o.Schedule.SweepEvery <= 0 {
 		o.Schedule.SweepEvery = 5 * time.Minute
 	}
@@ -212,14 +225,19 @@ func NewApp(o Options) (*App, error) {
 	if o.Schedule.DashboardsEvery <= 0 {
 		o.Schedule.DashboardsEvery = 6 * time.Hour
 	}
-	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: tasks, server: server, mux: mux, schedule: o.Schedule, log: o.Logger, unverified: unverified}, nil
+	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: tasks, servers: servers, mux: mux, schedule: o.Schedule, log: o.Logger, unverified: unverified}, nil
 }
 
 // StartWorker starts taking tasks off the queue, and scheduling the
 // periodic ones, in the background.
 func (a *App) StartWorker() error {
-	if err := a.server.Start(a.mux); err != nil {
-		return err
+	for i, s := range a.servers {
+		if err := s.Start(a.mux); err != nil {
+			for _, started := range a.servers[:i] {
+				started.Shutdown()
+			}
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopPeriodic = cancel
@@ -233,7 +251,12 @@ func (a *App) StartWorker() error {
 func (a *App) Shutdown() {
 	if a.stopPeriodic != nil {
 		a.stopPeriodic()
-		a.server.Shutdown()
+		var wg sync.WaitGroup
+		for _, s := range a.servers {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.Shutdown() }()
+		}
+		wg.Wait()
 	}
 	a.queue.Close()
 }
