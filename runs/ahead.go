@@ -40,6 +40,11 @@ type locksAhead struct {
 	mu       sync.Mutex
 	statuses map[Subject]*statusAhead
 	pulls    map[string]*LockedPull // by lock name
+	// holdSaves says status saves are held back; save is the one held,
+	// saveErr the error of one sent (behind.go).
+	holdSaves bool
+	save      *heldSave
+	saveErr   error
 }
 
 type statusAhead struct {
@@ -134,11 +139,13 @@ func (a *locksAhead) saw(r Run) {
 	}
 }
 
-// release gives up every lock held ahead (and the create marks they placed).
+// release gives up every lock held ahead (and the create marks they
+// placed), and sends the status save held back.
 func (a *locksAhead) release() {
 	if a == nil {
 		return
 	}
+	a.sendSave(anySave)
 	var unlocks []func()
 	a.mu.Lock()
 	for s, ahead := range a.statuses {

@@ -450,21 +450,6 @@ type DeliveryRecord struct {
 
 func (l *Ledger) deliveriesKey() string { return l.prefix + "recent-deliveries" }
 
-// RecordDelivery keeps the last 100 deliveries the workers handled; also,
-// when set, queues more writes in the same round trip.
-func (l *Ledger) RecordDelivery(ctx context.Context, d DeliveryRecord, also func(redis.Pipeliner)) error {
-	b, _ := json.Marshal(d)
-	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.LPush(ctx, l.deliveriesKey(), b)
-		p.LTrim(ctx, l.deliveriesKey(), 0, 99)
-		if also != nil {
-			also(p)
-		}
-		return nil
-	})
-	return err
-}
-
 // RecentDeliveries lists the last deliveries, newest first.
 func (l *Ledger) RecentDeliveries(ctx context.Context, limit int64) ([]DeliveryRecord, error) {
 	vals, err := l.rdb.LRange(ctx, l.deliveriesKey(), 0, limit-1).Result()

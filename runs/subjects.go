@@ -161,6 +161,7 @@ func parseSubjects(vals []string) ([]Subject, error) {
 
 // Status reads what a subject shows; a zero value if pitcrew never wrote it.
 func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
+	locksAheadIn(ctx).sendSave(func(h *heldSave) bool { return h.sl.s == s })
 	return decodeStatus(l.rdb.Get(ctx, l.statusKey(s)))
 }
 
@@ -315,13 +316,21 @@ type StatusLock struct {
 	held *held
 	// marked says the status carries its create mark; earlier that the
 	// mark was there before this lock; sent that a create was about to be
-	// sent under this lock (BeforeCreate).
-	marked, earlier, sent bool
+	// sent under this lock (BeforeCreate); heldBack that its save was held
+	// back (HoldStatusSaves), to release the lock when sent.
+	marked, earlier, sent, heldBack bool
 }
 
 // Unlock releases the lock; after SaveAndUnlock it does nothing. A create
 // mark this lock placed goes with it when nothing was created.
 func (sl *StatusLock) Unlock() {
+	if sl.heldBack {
+		return // the save held back releases it
+	}
+	sl.unlock()
+}
+
+func (sl *StatusLock) unlock() {
 	if !sl.marked || sl.earlier || sl.sent {
 		sl.held.unlock()
 		return
@@ -350,34 +359,61 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[2])
 return redis.call('DEL', KEYS[1])`)
 
-// saveUnlockScript stores a status, drops its create mark and releases its
-// lock, only while the caller still holds the lock: a holder whose lock
-// expired must not overwrite what the next holder wrote.
-var saveUnlockScript = redis.NewScript(`
+// saveUnlockLua stores a status (KEYS[2], ARGV[2] for ARGV[3] seconds),
+// drops its create mark (KEYS[3]) and releases its lock (KEYS[1], token
+// ARGV[1]), only while the caller still holds the lock: a holder whose
+// lock expired must not overwrite what the next holder wrote.
+const saveUnlockLua = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 redis.call('DEL', KEYS[3])
-redis.call('DEL', KEYS[1])
-return 1`)
+redis.call('DEL', KEYS[1])`
+
+var saveUnlockScript = redis.NewScript(saveUnlockLua + "\nreturn 1")
 
 // ErrLockLost is a status save refused because its lock had expired or
 // been released.
 var ErrLockLost = errors.New("runs: the status lock was lost before the save")
 
-// SaveAndUnlock stores the status and releases the lock in one round trip.
-// If the lock is no longer held nothing is stored (ErrLockLost); if Redis
-// cannot be reached, Unlock may still release it.
+// SaveAndUnlock stores the status and releases the lock in one round trip,
+// or, in a context that holds saves back (HoldStatusSaves), holds it back
+// for the delivery's record. If the lock is no longer held nothing is
+// stored (ErrLockLost); if Redis cannot be reached, Unlock may still
+// release it.
 func (sl *StatusLock) SaveAndUnlock(ctx context.Context, st Status) error {
 	st.Written = sl.l.now().UTC()
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
+	if a := locksAheadIn(ctx); a.holdsSaves() {
+		a.holdSave(&heldSave{sl: sl, body: b})
+		return nil
+	}
+	return sl.release(func() (bool, error) { return sl.saveUnlock(ctx, b) })
+}
+
+func (sl *StatusLock) saveKeys() []string {
+	return []string{sl.held.key, sl.l.statusKey(sl.s), sl.l.createMarkKey(sl.s)}
+}
+
+func (sl *StatusLock) saveArgs(status []byte) []any {
+	return []any{sl.held.token, status, int64(Retention / time.Second)}
+}
+
+// saveUnlock runs saveUnlockScript: saved is false if the lock was lost.
+func (sl *StatusLock) saveUnlock(ctx context.Context, status []byte) (saved bool, err error) {
+	n, err := saveUnlockScript.Run(ctx, sl.l.rdb, sl.saveKeys(), sl.saveArgs(status)...).Int()
+	return n == 1, err
+}
+
+// release releases the lock with save, a write that says whether it went
+// through: ErrLockLost if it did not, or if the lock was released before.
+func (sl *StatusLock) release(save func() (saved bool, err error)) error {
 	saved := false
-	err = sl.held.release(func() error {
-		n, err := saveUnlockScript.Run(ctx, sl.l.rdb, []string{sl.held.key, sl.l.statusKey(sl.s), sl.l.createMarkKey(sl.s)},
-			sl.held.token, b, int64(Retention/time.Second)).Int()
-		saved = n == 1
+	err := sl.held.release(func() error {
+		var err error
+		saved, err = save()
 		return err
 	})
 	switch {

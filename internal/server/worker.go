@@ -67,9 +67,11 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	ctx = withCached(ctx)
+	// The handlers' last status save goes with the delivery's record.
+	runs.HoldStatusSaves(ctx)
 	record := func(outcome string) {
 		if w.Ledger != nil {
-			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()}, nil)
+			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()}, "", 0)
 		}
 	}
 	switch {
@@ -100,9 +102,10 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if w.Ledger == nil {
 		return w.Redis.Set(ctx, queue.ProcessedKey(id), 1, queue.ProcessedTTL).Err()
 	}
-	// The status page's record and the mark that matters, in one round trip.
+	// The status page's record and the mark that matters, in one round
+	// trip with the last status save.
 	return w.Ledger.RecordDelivery(ctx, runs.DeliveryRecord{ID: id, Event: event, Outcome: "handled", At: time.Now().UTC()},
-		func(p redis.Pipeliner) { p.Set(ctx, queue.ProcessedKey(id), 1, queue.ProcessedTTL) })
+		queue.ProcessedKey(id), queue.ProcessedTTL)
 }
 
 func (w *DeliveryWorker) handle(ctx context.Context, event, id string, body []byte) error {

@@ -1,0 +1,197 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/pitcrew/pitcrew/internal/testenv"
+)
+
+// heldSaveOf locks s in a context that holds saves back and saves st:
+// the save is held back, and the writer's deferred Unlock does not let
+// the lock go before it.
+func heldSaveOf(t *testing.T, l *Ledger, s Subject, st Status) context.Context {
+	t.Helper()
+	ctx, release := WithLocksAhead(context.Background())
+	t.Cleanup(release)
+	HoldStatusSaves(ctx)
+	_, _, lock, err := l.LockStatus(ctx, s, time.Minute, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.SaveAndUnlock(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	lock.Unlock()
+	return ctx
+}
+
+// stored is s's status as stored, and whether its lock is free.
+func stored(t *testing.T, l *Ledger, s Subject) (Status, bool) {
+	t.Helper()
+	st, err := l.Status(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := l.rdb.Exists(context.Background(), l.prefix+"lock:"+statusLockName(s)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, n == 0
+}
+
+func TestAHeldBackSaveGoesWithTheDeliverysRecordInOneRoundTrip(t *testing.T) {
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	s := Subject{Repo: "hexpm/hexpm", Issue: 21}
+	ctx := heldSaveOf(t, l, s, Status{CommentID: 7})
+	if st, free := stored(t, l, s); st.CommentID != 0 || free {
+		t.Fatalf("the save was not held back: %+v, lock free %v", st, free)
+	}
+	// The script loaded once, as on any Redis pitcrew has talked to.
+	if err := l.RecordDelivery(context.Background(), DeliveryRecord{ID: "d-0"}, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	trips := &testenv.Trips{}
+	rdb.AddHook(trips)
+	if err := l.RecordDelivery(ctx, DeliveryRecord{ID: "d-21", Outcome: "handled"}, "mark:d-21", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := trips.RoundTrips.Load(); n != 1 {
+		t.Fatalf("%d round trips for the save and the record", n)
+	}
+	if st, free := stored(t, l, s); st.CommentID != 7 || !free {
+		t.Fatalf("after the record: %+v, lock free %v", st, free)
+	}
+	if ttl := rdb.TTL(context.Background(), "mark:d-21").Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("the processed mark has TTL %v", ttl)
+	}
+	if got, _ := l.RecentDeliveries(context.Background(), 10); len(got) != 2 || got[0].ID != "d-21" {
+		t.Fatalf("recent deliveries %+v", got)
+	}
+}
+
+func TestAHeldBackSaveWhoseLockWasLostMarksNothingProcessed(t *testing.T) {
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	s := Subject{Repo: "hexpm/hexpm", Issue: 22}
+	ctx := heldSaveOf(t, l, s, Status{CommentID: 7})
+	// The lock expired and another holder took it.
+	rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+	err := l.RecordDelivery(ctx, DeliveryRecord{ID: "d-22", Outcome: "handled"}, "mark:d-22", time.Hour)
+	if !errors.Is(err, ErrLockLost) {
+		t.Fatalf("RecordDelivery: %v", err)
+	}
+	if n := rdb.Exists(context.Background(), "mark:d-22").Val(); n != 0 {
+		t.Fatal("the delivery was marked processed although its status save was refused")
+	}
+	if st, _ := stored(t, l, s); st.CommentID != 0 {
+		t.Fatalf("a save without its lock was stored: %+v", st)
+	}
+	if got, _ := l.RecentDeliveries(context.Background(), 10); len(got) != 0 {
+		t.Fatalf("recorded %+v", got)
+	}
+}
+
+// A save held back is sent before anything of the same context could wait
+// for it, or read past it.
+func TestAHeldBackSaveIsSentBeforeItsContextWaitsOrReadsTheStatus(t *testing.T) {
+	l := NewLedger(testenv.Redis(t))
+	s := Subject{Repo: "hexpm/hexpm", Issue: 23}
+	for name, next := range map[string]func(ctx context.Context) error{
+		"locking its subject again": func(ctx context.Context) error {
+			_, _, lock, err := l.LockStatus(ctx, s, time.Minute, 100*time.Millisecond)
+			if err == nil {
+				lock.Unlock()
+			}
+			return err
+		},
+		"locking anything": func(ctx context.Context) error {
+			unlock, err := l.Lock(ctx, "other", time.Minute, time.Second)
+			if err == nil {
+				unlock()
+			}
+			return err
+		},
+		"reading its status": func(ctx context.Context) error {
+			st, err := l.Status(ctx, s)
+			if err == nil && st.CommentID != 8 {
+				return errors.New("read the status as it was before the save")
+			}
+			return err
+		},
+		"giving up its locks ahead": func(ctx context.Context) error { ReleaseLocksAhead(ctx); return nil },
+		"holding back another save": func(ctx context.Context) error {
+			// Its lock taken ahead: no wait sends the first save.
+			other := Subject{Repo: "hexpm/hexpm", Issue: 24}
+			startedShowing(t, ctx, l, "flaky:hexpm/hexpm:test/held_test.exs:1", other)
+			_, _, lock, err := l.LockStatus(ctx, other, time.Minute, time.Second)
+			if err == nil {
+				err = lock.SaveAndUnlock(ctx, Status{})
+			}
+			return err
+		},
+	} {
+		ctx := heldSaveOf(t, l, s, Status{CommentID: 8})
+		if err := next(ctx); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if st, free := stored(t, l, s); st.CommentID != 8 || !free {
+			t.Fatalf("%s: the save held back was not sent first: %+v, lock free %v", name, st, free)
+		}
+		if err := l.SaveStatus(context.Background(), s, Status{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A save held back that nobody records is sent after aheadHold; if it was
+// refused then, the delivery's record reports it and marks nothing.
+func TestAHeldBackSaveNobodyRecordsIsSentSoon(t *testing.T) {
+	defer func(hold time.Duration) { aheadHold = hold }(aheadHold)
+	aheadHold = 50 * time.Millisecond
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	for i, lost := range []bool{false, true} {
+		s := Subject{Repo: "hexpm/hexpm", Issue: 25 + i}
+		ctx := heldSaveOf(t, l, s, Status{CommentID: 9})
+		if lost {
+			rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+			time.Sleep(200 * time.Millisecond) // sent, and refused
+		} else {
+			// Another writer waits no longer than aheadHold.
+			st, _, lock, err := l.LockStatus(context.Background(), s, time.Second, 2*time.Second)
+			if err != nil || st.CommentID != 9 {
+				t.Fatalf("another writer: %+v %v", st, err)
+			}
+			lock.Unlock()
+		}
+		mark := fmt.Sprintf("mark:%d", i)
+		err := l.RecordDelivery(ctx, DeliveryRecord{ID: "d"}, mark, time.Hour)
+		if marked := rdb.Exists(context.Background(), mark).Val() == 1; lost && (!errors.Is(err, ErrLockLost) || marked) || !lost && (err != nil || !marked) {
+			t.Fatalf("lock lost %v: RecordDelivery %v, marked processed %v", lost, err, marked)
+		}
+	}
+}
+
+// Outside a context that holds saves back, a save is sent at once.
+func TestASaveIsNotHeldBackUnlessTheContextSaysSo(t *testing.T) {
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	s := Subject{Repo: "hexpm/hexpm", Issue: 27}
+	ctx, release := WithLocksAhead(context.Background())
+	defer release()
+	_, _, lock, err := l.LockStatus(ctx, s, time.Minute, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.SaveAndUnlock(ctx, Status{CommentID: 11}); err != nil {
+		t.Fatal(err)
+	}
+	if st, free := stored(t, l, s); st.CommentID != 11 || !free {
+		t.Fatalf("%+v, lock free %v", st, free)
+	}
+}
