@@ -40,11 +40,7 @@ type locksAhead struct {
 	mu       sync.Mutex
 	statuses map[Subject]*statusAhead
 	pulls    map[string]*LockedPull // by lock name
-	// holdSaves says status saves are held back; save is the one held,
-	// saveErr the error of one sent (behind.go).
-	holdSaves bool
-	save      *heldSave
-	saveErr   error
+	behind   savesBehind            // status saves held back (behind.go)
 }
 
 type statusAhead struct {
@@ -58,6 +54,7 @@ type statusAhead struct {
 // the context's work ends.
 func WithLocksAhead(ctx context.Context) (context.Context, func()) {
 	a := &locksAhead{statuses: map[Subject]*statusAhead{}, pulls: map[string]*LockedPull{}}
+	a.behind.sent = sync.NewCond(&a.mu)
 	return context.WithValue(ctx, locksAheadKey{}, a), a.release
 }
 
@@ -68,6 +65,12 @@ func ReleaseLocksAhead(ctx context.Context) { locksAheadIn(ctx).release() }
 func locksAheadIn(ctx context.Context) *locksAhead {
 	a, _ := ctx.Value(locksAheadKey{}).(*locksAhead)
 	return a
+}
+
+// withoutLocksAhead is ctx without its locks ahead or saves held back, for
+// the round trips that hold, send or release them.
+func withoutLocksAhead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, locksAheadKey{}, (*locksAhead)(nil))
 }
 
 // wantsStatus reports whether a write in this context should try the status
@@ -145,7 +148,7 @@ func (a *locksAhead) release() {
 	if a == nil {
 		return
 	}
-	a.sendSave(anySave)
+	a.sendHeld(anySave)
 	var unlocks []func()
 	a.mu.Lock()
 	for s, ahead := range a.statuses {

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,22 +19,36 @@ import (
 // delivery's record in one script, which marks the delivery processed only
 // if the save went through.
 //
-// A save held back is sent on its own wherever locks taken ahead are given
-// up (before the context waits for a lock or starts slow work, at the end
-// of its work), before the context reads that subject's status, when the
-// context holds back another save, and after aheadHold: nobody waits for
-// the lock longer than that. If such a send finds its lock lost, the next
-// RecordDelivery reports it and records nothing, so the delivery's task is
-// retried, as when the handler saw the error itself.
+// Any other round trip of the context sends the save first (sendHeldSaves,
+// a hook on the ledger's client), so whatever the context reads or writes
+// after a save still comes after it, as when the save was sent at once,
+// and a save refused (ErrLockLost: its lock was lost) fails that round
+// trip. A save is also sent, without waiting for a round trip, where locks
+// taken ahead are given up (before slow work, at the end of the context's
+// work) and after aheadHold, so nobody waits for its lock much longer than
+// before; the error of such a send fails the next round trip, or
+// RecordDelivery, so the delivery's task is retried. What the context sent
+// to GitHub between the save and the round trip that reports its refusal
+// is sent again by the retry; a lock is lost only after its holder stalled
+// for its whole TTL.
 
 // HoldStatusSaves makes ctx, a context with locks ahead (WithLocksAhead),
 // hold its status saves back for RecordDelivery.
 func HoldStatusSaves(ctx context.Context) {
 	if a := locksAheadIn(ctx); a != nil {
 		a.mu.Lock()
-		a.holdSaves = true
+		a.behind.holding = true
 		a.mu.Unlock()
 	}
+}
+
+// savesBehind is what a context holds back, guarded by locksAhead.mu.
+type savesBehind struct {
+	holding bool
+	save    *heldSave
+	sending int        // sends under way
+	err     error      // of a send, until reported
+	sent    *sync.Cond // on locksAhead.mu: a send ended
 }
 
 // heldSave is a status save held back: the lock, and the status to store.
@@ -48,65 +63,128 @@ func (a *locksAhead) holdsSaves() bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.holdSaves
+	return a.behind.holding
 }
 
 // holdSave holds h back, sending the save held before it.
 func (a *locksAhead) holdSave(h *heldSave) {
 	h.sl.heldBack = true
 	a.mu.Lock()
-	prev := a.save
-	a.save = h
+	prev := a.behind.save
+	a.behind.save = h
+	if prev != nil {
+		a.behind.sending++
+	}
 	a.mu.Unlock()
 	if prev != nil {
 		a.send(prev)
 	}
-	time.AfterFunc(aheadHold, func() { a.sendSave(func(held *heldSave) bool { return held == h }) })
+	time.AfterFunc(aheadHold, func() { a.sendHeld(func(held *heldSave) bool { return held == h }) })
 }
 
-// sendSave sends the save held back, if which says it is the one.
-func (a *locksAhead) sendSave(which func(*heldSave) bool) {
+// sendHeld sends the save held back, if which says it is the one.
+func (a *locksAhead) sendHeld(which func(*heldSave) bool) {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
-	h := a.save
+	h := a.behind.save
 	if h == nil || !which(h) {
 		a.mu.Unlock()
 		return
 	}
-	a.save = nil
+	a.behind.save = nil
+	a.behind.sending++
 	a.mu.Unlock()
 	a.send(h)
 }
 
 func anySave(*heldSave) bool { return true }
 
-// send stores h's status and releases its lock; an error is kept for
-// RecordDelivery.
+// send stores h's status and releases its lock, then counts the send
+// ended, keeping its error for the next round trip to report.
 func (a *locksAhead) send(h *heldSave) {
-	ctx := context.WithoutCancel(h.sl.held.ctx)
-	if err := h.sl.release(func() (bool, error) { return h.sl.saveUnlock(ctx, h.body) }); err != nil {
+	err := h.sl.release(func() (bool, error) { return h.sl.saveUnlock(context.WithoutCancel(h.sl.held.ctx), h.body) })
+	if err != nil {
 		h.sl.unlock() // unless the lock was lost, let it go all the same
-		a.mu.Lock()
-		if a.saveErr == nil {
-			a.saveErr = err
-		}
-		a.mu.Unlock()
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.behind.sending--
+	if err != nil && a.behind.err == nil {
+		a.behind.err = err
+	}
+	a.behind.sent.Broadcast()
 }
 
-// takeSave hands over the save held back, and the error of one sent
-// before.
+// flush sends the save held back and waits for every send under way; it
+// reports, once, the error of one.
+func (a *locksAhead) flush() error {
+	if a == nil {
+		return nil
+	}
+	a.sendHeld(anySave)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waitForSends()
+	err := a.behind.err
+	a.behind.err = nil
+	return err
+}
+
+// takeSave waits for the sends under way and hands over the save held
+// back, with the error of a send not yet reported.
 func (a *locksAhead) takeSave() (*heldSave, error) {
 	if a == nil {
 		return nil, nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	h, err := a.save, a.saveErr
-	a.save, a.saveErr = nil, nil
+	a.waitForSends()
+	h, err := a.behind.save, a.behind.err
+	a.behind.save, a.behind.err = nil, nil
+	if h != nil && err != nil { // sent on its own, so that its lock goes
+		a.behind.sending++
+		go a.send(h)
+		a.waitForSends()
+		return nil, err
+	}
 	return h, err
+}
+
+// waitForSends waits, with a.mu held, until no send is under way.
+func (a *locksAhead) waitForSends() {
+	for a.behind.sending > 0 {
+		a.behind.sent.Wait()
+	}
+}
+
+// sendHeldSaves is the hook on the ledger's client that sends the save a
+// context holds back before any other round trip of that context.
+type sendHeldSaves struct{}
+
+func (sendHeldSaves) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (sendHeldSaves) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if err := locksAheadIn(ctx).flush(); err != nil {
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (sendHeldSaves) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if err := locksAheadIn(ctx).flush(); err != nil {
+			for _, cmd := range cmds {
+				cmd.SetErr(err)
+			}
+			return err
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // recordDeliveryScript stores the status save held back, if any (ARGV[1]
@@ -126,12 +204,14 @@ return 1`)
 // when mark is set, marks the delivery processed for ttl, in one round
 // trip with the status save ctx held back (HoldStatusSaves). If that save,
 // or one sent before, was refused (ErrLockLost: its lock was lost),
-// nothing is recorded.
+// nothing is recorded. The delivery's work is done: the record is written
+// even if ctx was cancelled since.
 func (l *Ledger) RecordDelivery(ctx context.Context, d DeliveryRecord, mark string, ttl time.Duration) error {
 	held, err := locksAheadIn(ctx).takeSave()
 	if err != nil {
 		return err
 	}
+	ctx = withoutLocksAhead(context.WithoutCancel(ctx))
 	b, _ := json.Marshal(d)
 	list := l.deliveriesKey()
 	seconds := int64(0)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/pitcrew/pitcrew/internal/testenv"
 )
@@ -96,9 +100,9 @@ func TestAHeldBackSaveWhoseLockWasLostMarksNothingProcessed(t *testing.T) {
 	}
 }
 
-// A save held back is sent before anything of the same context could wait
-// for it, or read past it.
-func TestAHeldBackSaveIsSentBeforeItsContextWaitsOrReadsTheStatus(t *testing.T) {
+// A save held back is sent before any other round trip of its context,
+// so what the context reads or writes next comes after it.
+func TestAHeldBackSaveIsSentBeforeItsContextsNextRoundTrip(t *testing.T) {
 	l := NewLedger(testenv.Redis(t))
 	s := Subject{Repo: "hexpm/hexpm", Issue: 23}
 	for name, next := range map[string]func(ctx context.Context) error{
@@ -123,17 +127,8 @@ func TestAHeldBackSaveIsSentBeforeItsContextWaitsOrReadsTheStatus(t *testing.T) 
 			}
 			return err
 		},
+		"writing anything":          func(ctx context.Context) error { return l.MarkCommandDone(ctx, s.Repo, "comment:1") },
 		"giving up its locks ahead": func(ctx context.Context) error { ReleaseLocksAhead(ctx); return nil },
-		"holding back another save": func(ctx context.Context) error {
-			// Its lock taken ahead: no wait sends the first save.
-			other := Subject{Repo: "hexpm/hexpm", Issue: 24}
-			startedShowing(t, ctx, l, "flaky:hexpm/hexpm:test/held_test.exs:1", other)
-			_, _, lock, err := l.LockStatus(ctx, other, time.Minute, time.Second)
-			if err == nil {
-				err = lock.SaveAndUnlock(ctx, Status{})
-			}
-			return err
-		},
 	} {
 		ctx := heldSaveOf(t, l, s, Status{CommentID: 8})
 		if err := next(ctx); err != nil {
@@ -145,6 +140,124 @@ func TestAHeldBackSaveIsSentBeforeItsContextWaitsOrReadsTheStatus(t *testing.T) 
 		if err := l.SaveStatus(context.Background(), s, Status{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A save refused (its lock lost) fails the context's next round trip, so
+// what the handler marks done after it is not marked.
+func TestARefusedSaveFailsTheNextRoundTrip(t *testing.T) {
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	s := Subject{Repo: "hexpm/hexpm", Issue: 28}
+	ctx := heldSaveOf(t, l, s, Status{CommentID: 8})
+	rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+	if err := l.MarkCommandDone(ctx, s.Repo, "comment:2"); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("MarkCommandDone after a refused save: %v", err)
+	}
+	if done, _ := l.CommandDone(context.Background(), s.Repo, "comment:2"); done {
+		t.Fatal("marked done after a refused save")
+	}
+	if err := l.MarkCommandDone(ctx, s.Repo, "comment:2"); err != nil {
+		t.Fatalf("the refusal was reported twice: %v", err)
+	}
+}
+
+// A save held back while another was, with no round trip between them
+// (the second subject's lock taken ahead), sends the first; if the first
+// was refused, the record reports it and the second is still sent, its
+// lock let go.
+func TestASecondHeldBackSaveSendsTheFirst(t *testing.T) {
+	rdb := testenv.Redis(t)
+	l := NewLedger(rdb)
+	first, second := Subject{Repo: "hexpm/hexpm", Issue: 29}, Subject{Repo: "hexpm/hexpm", Issue: 30}
+	for _, lost := range []bool{false, true} {
+		for _, s := range []Subject{first, second} {
+			if err := l.SaveStatus(context.Background(), s, Status{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, release := WithLocksAhead(context.Background())
+		HoldStatusSaves(ctx)
+		_, _, lock, err := l.LockStatus(ctx, first, time.Minute, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		startedShowing(t, ctx, l, fmt.Sprintf("flaky:hexpm/hexpm:test/held_test.exs:%v", lost), second)
+		if err := lock.SaveAndUnlock(ctx, Status{CommentID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if lost {
+			rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(first), "someone-else", time.Minute)
+		}
+		trips := &testenv.Trips{}
+		rdb.AddHook(trips)
+		_, _, lock, err = l.LockStatus(ctx, second, time.Minute, time.Second)
+		if err == nil {
+			err = lock.SaveAndUnlock(ctx, Status{CommentID: 2})
+		}
+		if err != nil || trips.RoundTrips.Load() != 1 {
+			t.Fatalf("lock lost %v: the second save, after %d round trips: %v", lost, trips.RoundTrips.Load(), err)
+		}
+		if st, free := stored(t, l, first); lost == (st.CommentID == 1) || lost == free {
+			t.Fatalf("lock lost %v: the first save was not sent: %+v, lock free %v", lost, st, free)
+		}
+		err = l.RecordDelivery(ctx, DeliveryRecord{ID: "d"}, "", 0)
+		if lost != errors.Is(err, ErrLockLost) || !lost && err != nil {
+			t.Fatalf("lock lost %v: RecordDelivery %v", lost, err)
+		}
+		if st, free := stored(t, l, second); st.CommentID != 2 || !free {
+			t.Fatalf("lock lost %v: the second save was not sent: %+v, lock free %v", lost, st, free)
+		}
+		release()
+		rdb.Del(context.Background(), l.prefix+"lock:"+statusLockName(first))
+	}
+}
+
+// slowScripts delays every script while on.
+type slowScripts struct{ on atomic.Bool }
+
+func (h *slowScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *slowScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.on.Load() && strings.HasPrefix(cmd.Name(), "eval") {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *slowScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A save sent after aheadHold is waited for by the record, which reports
+// its refusal; the record is written after a cancel of its context.
+func TestTheRecordWaitsForASaveUnderWayAndOutlivesACancel(t *testing.T) {
+	defer func(hold time.Duration) { aheadHold = hold }(aheadHold)
+	aheadHold = 20 * time.Millisecond
+	rdb := testenv.Redis(t)
+	slow := &slowScripts{}
+	rdb.AddHook(slow)
+	l := NewLedger(rdb)
+	s := Subject{Repo: "hexpm/hexpm", Issue: 31}
+	ctx := heldSaveOf(t, l, s, Status{CommentID: 3})
+	rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+	slow.on.Store(true)
+	time.Sleep(100 * time.Millisecond) // the save is under way, and will be refused
+	err := l.RecordDelivery(ctx, DeliveryRecord{ID: "d"}, "mark:31", time.Hour)
+	slow.on.Store(false)
+	if !errors.Is(err, ErrLockLost) || rdb.Exists(context.Background(), "mark:31").Val() != 0 {
+		t.Fatalf("RecordDelivery while a refused save was under way: %v, marked %d", err, rdb.Exists(context.Background(), "mark:31").Val())
+	}
+	rdb.Del(context.Background(), l.prefix+"lock:"+statusLockName(s))
+
+	s = Subject{Repo: "hexpm/hexpm", Issue: 32}
+	cancelled, cancel := context.WithCancel(heldSaveOf(t, l, s, Status{CommentID: 4}))
+	cancel() // asynq hands the task back, after its handler ended
+	if err := l.RecordDelivery(cancelled, DeliveryRecord{ID: "d"}, "mark:32", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if st, free := stored(t, l, s); st.CommentID != 4 || !free || rdb.Exists(context.Background(), "mark:32").Val() != 1 {
+		t.Fatalf("after a cancel: %+v, lock free %v", st, free)
 	}
 }
 

@@ -46,8 +46,12 @@ type Ledger struct {
 // WaitForReplicas makes each new claim wait for a replica (durable.Waiter).
 func (l *Ledger) WaitForReplicas(w *durable.Waiter) { l.replicated = w }
 
-// NewLedger returns a ledger keeping its records under "pitcrew:".
+// NewLedger returns a ledger keeping its records under "pitcrew:". It adds
+// to rdb the hook that sends a context's held-back status save before any
+// other round trip of that context (see HoldStatusSaves); a second ledger
+// on the same client adds one more, which finds nothing left to send.
 func NewLedger(rdb redis.UniversalClient) *Ledger {
+	rdb.AddHook(sendHeldSaves{})
 	return &Ledger{rdb: rdb, prefix: "pitcrew:", now: time.Now}
 }
 

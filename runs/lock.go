@@ -78,7 +78,7 @@ var errReleased = errors.New("runs: the lock was already released")
 func (l *Ledger) newHeld(ctx context.Context, name string) *held {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return &held{ctx: ctx, rdb: l.rdb, key: l.prefix + "lock:" + name, token: hex.EncodeToString(b[:]), stop: make(chan struct{})}
+	return &held{ctx: withoutLocksAhead(ctx), rdb: l.rdb, key: l.prefix + "lock:" + name, token: hex.EncodeToString(b[:]), stop: make(chan struct{})}
 }
 
 // keep renews a lock just taken every ttl/3 until it is released.

@@ -161,7 +161,6 @@ func parseSubjects(vals []string) ([]Subject, error) {
 
 // Status reads what a subject shows; a zero value if pitcrew never wrote it.
 func (l *Ledger) Status(ctx context.Context, s Subject) (Status, error) {
-	locksAheadIn(ctx).sendSave(func(h *heldSave) bool { return h.sl.s == s })
 	return decodeStatus(l.rdb.Get(ctx, l.statusKey(s)))
 }
 
