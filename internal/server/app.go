@@ -42,10 +42,10 @@ type Options struct {
 	Logger            zerolog.Logger
 	Registry          *prometheus.Registry
 
-	// Concurrency is how many deliveries (and outside alerts) are handled
-	// at once, default 10; outcomes and periodic work have half as many
-	// workers of their own (at least 2), so a burst of deliveries does not
-	// hold them up.
+	// Concurrency is how many tasks of each queue are handled at once,
+	// default 10: deliveries (and outside alerts), and outcomes (with
+	// periodic work) on workers of their own, so a burst of deliveries does
+	// not hold them up.
 	Concurrency  int
 	PollInterval time.Duration // how often an idle worker looks for tasks, default 200 ms
 	// SourceEnv holds the variables outside sources read (SourceEnvKeys),
@@ -201,13 +201,10 @@ func NewApp(o Options) (*App, error) {
 	// looks for a task with one round trip (asynq tries a server's queues
 	// one by one), and outcomes keep workers of their own.
 	var servers []*asynq.Server
-	for _, q := range []struct {
-		name    string
-		workers int
-	}{{queue.QueueGitHub, o.Concurrency}, {queue.QueueOutcome, max(2, o.Concurrency/2)}} {
+	for _, q := range []string{queue.QueueGitHub, queue.QueueOutcome} {
 		servers = append(servers, asynq.NewServerFromRedisClient(o.Redis, asynq.Config{
-			Concurrency:       q.workers,
-			Queues:            map[string]int{q.name: 1},
+			Concurrency:       o.Concurrency,
+			Queues:            map[string]int{q: 1},
 			TaskCheckInterval: o.PollInterval,
 			ShutdownTimeout:   o.ShutdownTimeout,
 			Logger:            queue.NewLogger(o.Logger),
