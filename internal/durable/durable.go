@@ -81,7 +81,9 @@ func (w *Waiter) Wait(ctx context.Context, keys ...string) error {
 	r.keys = append(r.keys, keys)
 	if !w.running {
 		w.running = true
-		go w.lead(context.WithoutCancel(ctx))
+		// The leader serves every caller that joins: it carries none of
+		// this caller's context (a task's held-back status save, say).
+		go w.lead(context.Background())
 	}
 	w.mu.Unlock()
 	select {

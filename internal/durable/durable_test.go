@@ -71,6 +71,17 @@ func TestAWriteIsAcknowledgedOnceAReplicaHasIt(t *testing.T) {
 	if err := w.Wait(ctx, "delivery"); err != nil {
 		t.Fatalf("with a replica online: %v", err)
 	}
+	// The round that serves every caller carries none of a caller's
+	// context (a task's held-back status save is sent by its own round
+	// trips only).
+	seen := &callerValues{}
+	rdb.AddHook(seen)
+	if err := w.Wait(context.WithValue(ctx, callerKey{}, "task A"), "delivery"); err != nil {
+		t.Fatal(err)
+	}
+	if seen.waits.Load() == 0 || seen.carried.Load() != 0 {
+		t.Fatalf("%d of %d WAIT rounds carried the caller's context", seen.carried.Load(), seen.waits.Load())
+	}
 	// A key the caller wrote that is not on this primary: a failover came
 	// between the write and the wait.
 	if err := w.Wait(ctx, "delivery", "written-elsewhere"); !errors.Is(err, ErrNotOnPrimary) {
@@ -126,6 +137,28 @@ func (c *waits) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 		for _, cmd := range cmds {
 			if cmd.Name() == "wait" {
 				c.n.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+type callerKey struct{}
+
+// callerValues counts the pipelines with a WAIT, and those whose context
+// carries a caller's value.
+type callerValues struct{ waits, carried atomic.Int64 }
+
+func (c *callerValues) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (c *callerValues) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (c *callerValues) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if strings.EqualFold(cmd.Name(), "wait") {
+				c.waits.Add(1)
+				if ctx.Value(callerKey{}) != nil {
+					c.carried.Add(1)
+				}
 			}
 		}
 		return next(ctx, cmds)
