@@ -23,10 +23,11 @@ import (
 // a hook on the ledger's client), so whatever the context reads or writes
 // after a save still comes after it, as when the save was sent at once,
 // and a save refused (ErrLockLost: its lock was lost) fails that round
-// trip. A save is also sent, without waiting for a round trip, where locks
+// trip and every later one of the context, whether or not its caller
+// looks at errors. A save is also sent, without waiting for a round trip, where locks
 // taken ahead are given up (before slow work, at the end of the context's
 // work) and after aheadHold, so nobody waits for its lock much longer than
-// before; the error of such a send fails the next round trip, or
+// before; the error of such a send fails the later round trips, and
 // RecordDelivery, so the delivery's task is retried. What the context sent
 // to GitHub between the save and the round trip that reports its refusal
 // is sent again by the retry; a lock is lost only after its holder stalled
@@ -47,7 +48,7 @@ type savesBehind struct {
 	holding bool
 	save    *heldSave
 	sending int        // sends under way
-	err     error      // of a send, until reported
+	err     error      // of a refused send: every later round trip fails with it
 	sent    *sync.Cond // on locksAhead.mu: a send ended
 }
 
@@ -118,7 +119,7 @@ func (a *locksAhead) send(h *heldSave) {
 }
 
 // flush sends the save held back and waits for every send under way; it
-// reports, once, the error of one.
+// reports the error of one that was refused.
 func (a *locksAhead) flush() error {
 	if a == nil {
 		return nil
@@ -127,13 +128,11 @@ func (a *locksAhead) flush() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.waitForSends()
-	err := a.behind.err
-	a.behind.err = nil
-	return err
+	return a.behind.err
 }
 
 // takeSave waits for the sends under way and hands over the save held
-// back, with the error of a send not yet reported.
+// back, or the error of one that was refused.
 func (a *locksAhead) takeSave() (*heldSave, error) {
 	if a == nil {
 		return nil, nil
@@ -142,7 +141,7 @@ func (a *locksAhead) takeSave() (*heldSave, error) {
 	defer a.mu.Unlock()
 	a.waitForSends()
 	h, err := a.behind.save, a.behind.err
-	a.behind.save, a.behind.err = nil, nil
+	a.behind.save = nil
 	if h != nil && err != nil { // sent on its own, so that its lock goes
 		a.behind.sending++
 		go a.send(h)

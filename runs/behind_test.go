@@ -144,7 +144,8 @@ func TestAHeldBackSaveIsSentBeforeItsContextsNextRoundTrip(t *testing.T) {
 }
 
 // A save refused (its lock lost) fails the context's next round trip, so
-// what the handler marks done after it is not marked.
+// what the handler marks done after it is not marked, and every round trip
+// after that.
 func TestARefusedSaveFailsTheNextRoundTrip(t *testing.T) {
 	rdb := testenv.Redis(t)
 	l := NewLedger(rdb)
@@ -157,8 +158,12 @@ func TestARefusedSaveFailsTheNextRoundTrip(t *testing.T) {
 	if done, _ := l.CommandDone(context.Background(), s.Repo, "comment:2"); done {
 		t.Fatal("marked done after a refused save")
 	}
-	if err := l.MarkCommandDone(ctx, s.Repo, "comment:2"); err != nil {
-		t.Fatalf("the refusal was reported twice: %v", err)
+	// A caller that ignores the error does not hide it from the record.
+	if err := l.RecordDelivery(ctx, DeliveryRecord{ID: "d-28"}, "mark:d-28", time.Hour); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("RecordDelivery after a refusal reported to another round trip: %v", err)
+	}
+	if rdb.Exists(context.Background(), "mark:d-28").Val() != 0 {
+		t.Fatal("marked processed after a refused save")
 	}
 }
 

@@ -109,7 +109,7 @@ func (l *Ledger) lock(ctx context.Context, name string, ttl, wait time.Duration,
 		taken, err := try(h.key, h.token)
 		if err != nil {
 			// The attempt may have taken the lock before failing: give it back.
-			unlockScript.Run(context.WithoutCancel(ctx), l.rdb, []string{h.key}, h.token)
+			h.unlock()
 			return nil, err
 		}
 		if taken {
