@@ -74,10 +74,11 @@ func ParseResult(answer string) (Result, error) {
 		return Result{}, fmt.Errorf("result block has unknown outcome “%s”", oneLine(raw.Outcome, 40))
 	}
 	if raw.PRURL != nil && *raw.PRURL != "" {
-		if !weburl.IsPull(*raw.PRURL) {
+		page, ok := weburl.PullPage(*raw.PRURL)
+		if !ok {
 			return Result{}, fmt.Errorf("result block has a pr_url that is not a GitHub pull request")
 		}
-		r.PRURL = *raw.PRURL
+		r.PRURL = page
 	}
 	if raw.Cause != nil {
 		r.Cause = oneLine(*raw.Cause, MaxCauseLen)

@@ -55,7 +55,20 @@ func PullPrefix(repo string) string { return Base() + "/" + repo + "/pull/" }
 // IsPull reports whether u is the page of a pull request of any
 // repository on the GitHub served.
 func IsPull(u string) bool {
-	return regexp.MustCompile(`(?i)^` + regexp.QuoteMeta(Base()) + `/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/pull/[0-9]{1,9}$`).MatchString(u)
+	_, ok := PullPage(u)
+	return ok
+}
+
+// PullPage reads u as the page of a pull request of any repository on the
+// GitHub served, its scheme and host in any case, and writes it as Pull
+// does ("HTTPS://GitHub.com/o/r/pull/1" is "https://github.com/o/r/pull/1").
+func PullPage(u string) (string, bool) {
+	m := regexp.MustCompile(`^(?i:` + regexp.QuoteMeta(Base()) + `)/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/pull/([0-9]{1,9})$`).FindStringSubmatch(u)
+	if m == nil {
+		return "", false
+	}
+	n, _ := strconv.Atoi(m[2])
+	return Pull(m[1], n), true
 }
 
 // HostPath is the served GitHub's host and path prefix, lower-cased and

@@ -36,3 +36,20 @@ func TestPullNumberReadsOnlyTheRepositorysPullRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestAPullRequestPageIsReadInAnyCaseOfItsSchemeAndHost(t *testing.T) {
+	for u, want := range map[string]string{
+		"https://github.com/hexpm/hexpm/pull/77":       "https://github.com/hexpm/hexpm/pull/77",
+		"HTTPS://GitHub.com/HexPM/hexpm/pull/77":       "https://github.com/HexPM/hexpm/pull/77",
+		"httPs://github.com/hexpm/hexpm/pull/1234":     "https://github.com/hexpm/hexpm/pull/1234",
+		"https://github.com/hexpm/hexpm/pull/77/files": "", "https://github.com/hexpm/pull/77": "",
+		"http://github.com/hexpm/hexpm/pull/77": "", "https://github.com.evil.io/hexpm/hexpm/pull/77": "",
+		// Unicode case folds of ASCII letters (long s, Kelvin sign) are not a name.
+		"https://github.com/he\u017fpm/hexpm/pull/77": "", "https://github.com/hexpm/\u212aexpm/pull/77": "",
+	} {
+		got, ok := PullPage(u)
+		if got != want || ok != (want != "") || IsPull(u) != ok {
+			t.Errorf("%q: %q %v, want %q", u, got, ok, want)
+		}
+	}
+}
