@@ -33,6 +33,17 @@ func heldSaveOf(t *testing.T, l *Ledger, s Subject, st Status) context.Context {
 	return ctx
 }
 
+func lockKey(l *Ledger, s Subject) string { return l.prefix + "lock:" + statusLockName(s) }
+
+// loseLock makes s's status lock another holder's, as when the lock
+// expired while its holder stalled and someone else took it.
+func loseLock(t *testing.T, l *Ledger, s Subject) {
+	t.Helper()
+	if err := l.rdb.Set(context.Background(), lockKey(l, s), "someone-else", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // stored is s's status as stored, and whether its lock is free.
 func stored(t *testing.T, l *Ledger, s Subject) (Status, bool) {
 	t.Helper()
@@ -40,7 +51,7 @@ func stored(t *testing.T, l *Ledger, s Subject) (Status, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := l.rdb.Exists(context.Background(), l.prefix+"lock:"+statusLockName(s)).Result()
+	n, err := l.rdb.Exists(context.Background(), lockKey(l, s)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +95,7 @@ func TestAHeldBackSaveWhoseLockWasLostMarksNothingProcessed(t *testing.T) {
 	s := Subject{Repo: "hexpm/hexpm", Issue: 22}
 	ctx := heldSaveOf(t, l, s, Status{CommentID: 7})
 	// The lock expired and another holder took it.
-	rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+	loseLock(t, l, s)
 	err := l.RecordDelivery(ctx, DeliveryRecord{ID: "d-22", Outcome: "handled"}, "mark:d-22", time.Hour)
 	if !errors.Is(err, ErrLockLost) {
 		t.Fatalf("RecordDelivery: %v", err)
@@ -151,7 +162,7 @@ func TestARefusedSaveFailsTheNextRoundTrip(t *testing.T) {
 	l := NewLedger(rdb)
 	s := Subject{Repo: "hexpm/hexpm", Issue: 28}
 	ctx := heldSaveOf(t, l, s, Status{CommentID: 8})
-	rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+	loseLock(t, l, s)
 	if err := l.MarkCommandDone(ctx, s.Repo, "comment:2"); !errors.Is(err, ErrLockLost) {
 		t.Fatalf("MarkCommandDone after a refused save: %v", err)
 	}
@@ -192,7 +203,7 @@ func TestASecondHeldBackSaveSendsTheFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		if lost {
-			rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(first), "someone-else", time.Minute)
+			loseLock(t, l, first)
 		}
 		trips := &testenv.Trips{}
 		rdb.AddHook(trips)
@@ -214,7 +225,7 @@ func TestASecondHeldBackSaveSendsTheFirst(t *testing.T) {
 			t.Fatalf("lock lost %v: the second save was not sent: %+v, lock free %v", lost, st, free)
 		}
 		release()
-		rdb.Del(context.Background(), l.prefix+"lock:"+statusLockName(first))
+		l.rdb.Del(context.Background(), lockKey(l, first)) // lost to someone else above
 	}
 }
 
@@ -245,7 +256,7 @@ func TestTheRecordWaitsForASaveUnderWayAndOutlivesACancel(t *testing.T) {
 	l := NewLedger(rdb)
 	s := Subject{Repo: "hexpm/hexpm", Issue: 31}
 	ctx := heldSaveOf(t, l, s, Status{CommentID: 3})
-	rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+	loseLock(t, l, s)
 	slow.on.Store(true)
 	time.Sleep(100 * time.Millisecond) // the save is under way, and will be refused
 	err := l.RecordDelivery(ctx, DeliveryRecord{ID: "d"}, "mark:31", time.Hour)
@@ -253,8 +264,6 @@ func TestTheRecordWaitsForASaveUnderWayAndOutlivesACancel(t *testing.T) {
 	if !errors.Is(err, ErrLockLost) || rdb.Exists(context.Background(), "mark:31").Val() != 0 {
 		t.Fatalf("RecordDelivery while a refused save was under way: %v, marked %d", err, rdb.Exists(context.Background(), "mark:31").Val())
 	}
-	rdb.Del(context.Background(), l.prefix+"lock:"+statusLockName(s))
-
 	s = Subject{Repo: "hexpm/hexpm", Issue: 32}
 	cancelled, cancel := context.WithCancel(heldSaveOf(t, l, s, Status{CommentID: 4}))
 	cancel() // asynq hands the task back, after its handler ended
@@ -277,7 +286,7 @@ func TestAHeldBackSaveNobodyRecordsIsSentSoon(t *testing.T) {
 		s := Subject{Repo: "hexpm/hexpm", Issue: 25 + i}
 		ctx := heldSaveOf(t, l, s, Status{CommentID: 9})
 		if lost {
-			rdb.Set(context.Background(), l.prefix+"lock:"+statusLockName(s), "someone-else", time.Minute)
+			loseLock(t, l, s)
 			time.Sleep(200 * time.Millisecond) // sent, and refused
 		} else {
 			// Another writer waits no longer than aheadHold.

@@ -71,7 +71,7 @@ func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	runs.HoldStatusSaves(ctx)
 	record := func(outcome string) {
 		if w.Ledger != nil {
-			_ = w.Ledger.RecordDelivery(context.WithoutCancel(ctx), runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()}, "", 0)
+			_ = w.Ledger.RecordDelivery(ctx, runs.DeliveryRecord{ID: id, Event: event, Outcome: outcome, At: time.Now().UTC()}, "", 0)
 		}
 	}
 	switch {
