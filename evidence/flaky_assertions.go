@@ -1,0 +1,149 @@
+package evidence
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The flaky rules about a fix's assertions: deleted, or replaced by
+// looser ones.
+
+// deletedAssertions: fewer assertions in a test file than before.
+func deletedAssertions(c change) []Finding {
+	if !c.test || c.file.Deleted() {
+		return nil
+	}
+	var gone []Line
+	added := 0
+	for _, l := range c.removed() {
+		if assertion.MatchString(l.code) {
+			gone = append(gone, l)
+		}
+	}
+	for _, l := range c.added() {
+		if assertion.MatchString(l.code) {
+			added++
+		}
+	}
+	if len(gone) <= added {
+		return nil
+	}
+	return []Finding{c.finding("assertion-deleted", Concern, gone[0], fmt.Sprintf("%d %s removed and %d added: the test checks less than before", len(gone), plural(len(gone), "assertion", "assertions"), added))}
+}
+
+// strength orders assertions from strict to loose: equality on a value,
+// then a match or a regex, then a comparison or a type check, then mere
+// truthiness.
+func strength(line string) (score, wildcards int) {
+	s := line
+	switch {
+	case strings.Contains(s, "==="), strings.Contains(s, "=="):
+		score = 4
+	case indexWord(s, "assert_receive") >= 0, indexWord(s, "assert_received") >= 0, strings.Contains(s, "match?("), matchAssert.MatchString(s):
+		score = 3
+	case strings.Contains(s, "=~"):
+		score = 3
+	case looseAssert.MatchString(s):
+		score = 2
+	default:
+		score = 1
+	}
+	return score, len(wildcard.FindAllString(s, -1))
+}
+
+var (
+	matchAssert = regexp.MustCompile(`^\s*assert\s+[%{\[].*[^=!<>]=[^=~]`)
+	looseAssert = regexp.MustCompile(`!=|>=|<=|[^-=]>|<[^-=>]|\bis_\w+\(|\blength\(|\bnot\b|\bin\b`)
+	wildcard    = regexp.MustCompile(`(^|[^\w])_(\w*)`)
+)
+
+// weakenedAssertions: an assertion replaced by a looser one: == turned
+// into a match, a comparison or truthiness, or a pattern given more
+// wildcards. Each removed assertion is compared with the added one most
+// like it (same macro, most names in common), so unrelated new
+// assertions are not read as replacements.
+func weakenedAssertions(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		was, now := asserts(b.removed), asserts(b.added)
+		used := map[int]bool{}
+		for _, w := range was {
+			best, bestScore := -1, 0.5
+			for i, n := range now {
+				if used[i] || w.macro != n.macro {
+					continue
+				}
+				if sim := similarity(w.words, n.words); sim >= bestScore {
+					best, bestScore = i, sim
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			used[best] = true
+			n := now[best]
+			s0, w0 := strength(w.line.code)
+			s1, w1 := strength(n.line.code)
+			switch {
+			case s1 < s0:
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion checks less than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): it may pass without the behaviour"))
+			case s1 == s0 && w1 > w0:
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a wildcard took a value's place"))
+			}
+		}
+	}
+	return out
+}
+
+// maxPaired bounds the assertions of a block compared pairwise.
+const maxPaired = 200
+
+// assertLine is an assert-family assertion with what pairing reads of it.
+// refute is left out: a looser refutation is a stricter test.
+type assertLine struct {
+	line  Line
+	macro string
+	words map[string]bool
+}
+
+func asserts(lines []Line) []assertLine {
+	var out []assertLine
+	for _, l := range lines {
+		m := macro(l.code)
+		if m == "" || strings.HasPrefix(m, "refute") {
+			continue
+		}
+		words := map[string]bool{}
+		for _, w := range word.FindAllString(l.code, -1) {
+			words[w] = true
+		}
+		if out = append(out, assertLine{l, m, words}); len(out) == maxPaired {
+			break
+		}
+	}
+	return out
+}
+
+var word = regexp.MustCompile(`[A-Za-z_][\w?!]*`)
+
+// macro is an assertion's macro: assert, refute, assert_receive, ...; ""
+// for a line that is not an assertion.
+func macro(line string) string { return assertion.FindString(strings.TrimSpace(line)) }
+
+// similarity is the share of names two lines have in common (Jaccard).
+func similarity(x, y map[string]bool) float64 {
+	common := 0
+	for w := range x {
+		if y[w] {
+			common++
+		}
+	}
+	if union := len(x) + len(y) - common; union > 0 {
+		return float64(common) / float64(union)
+	}
+	return 0
+}

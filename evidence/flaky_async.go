@@ -1,0 +1,76 @@
+package evidence
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The flaky rule about running a test module alone (async: false), and
+// the global state that would explain it.
+
+var (
+	asyncFalse = regexp.MustCompile(`^\s*use\s+[\w.]+,.*\basync:\s*false\b`)
+	asyncTrue  = regexp.MustCompile(`^\s*use\s+[\w.]+,.*\basync:\s*true\b`)
+	useCase    = regexp.MustCompile(`^\s*use\s+[\w.]*(Case|Test)\b`)
+	// globalState is what makes tests of one module interfere with others
+	// running at the same time.
+	globalState = []struct {
+		pattern *regexp.Regexp
+		what    string
+	}{
+		{regexp.MustCompile(`\bApplication\.(put_env|delete_env|put_all_env)\b`), "Application.put_env"},
+		{regexp.MustCompile(`\bSystem\.(put_env|delete_env)\b`), "System.put_env"},
+		{regexp.MustCompile(`\b(Mox\.)?set_mox_global\b`), "Mox.set_mox_global"},
+		{regexp.MustCompile(`:named_table\b`), "a named ETS table"},
+		{regexp.MustCompile(`:persistent_term\.(put|erase)\b`), ":persistent_term"},
+		{regexp.MustCompile(`\bProcess\.register\b|\bname:\s*(__MODULE__|[A-Z][\w.]*|\{:global|\{:via)`), "a named process"},
+		{regexp.MustCompile(`\bLogger\.(configure|put_module_level|add_backend)\b|\bcapture_log\b`), "the Logger configuration"},
+		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name"},
+		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode"},
+		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system"},
+	}
+)
+
+// asyncOff: a test module made synchronous. A note when the diff shows it
+// touching global state (what async: false protects), a concern when it
+// shows none: then the change may only hide a race in the code under
+// test.
+func asyncOff(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		wasAsync := false
+		for _, l := range b.removed {
+			wasAsync = wasAsync || asyncTrue.MatchString(l.code)
+		}
+		for _, l := range b.added {
+			line := l.code
+			off := (asyncFalse.MatchString(line) && c.file.OldPath != "") || wasAsync && useCase.MatchString(line) && !asyncTrue.MatchString(line)
+			if !off {
+				continue
+			}
+			if len(c.touched) > 0 {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
+			} else {
+				out = append(out, c.finding("async-disabled", Concern, l, "the module now runs alone, but the diff shows it touching no global state: running serially may only hide a race in the code under test"))
+			}
+		}
+	}
+	return out
+}
+
+// touches lists the global state lines touch.
+func touches(lines []Line) []string {
+	var what []string
+	for _, g := range globalState {
+		for _, l := range lines {
+			if g.pattern.MatchString(l.code) {
+				what = append(what, g.what)
+				break
+			}
+		}
+	}
+	return what
+}

@@ -1,0 +1,84 @@
+package githubtest
+
+import (
+	"context"
+	"strings"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+)
+
+// Pull requests, commits and their comments (github.Pulls).
+
+// ReviewComments implements github.Pulls from ReviewNotes.
+func (f *Fake) ReviewComments(_ context.Context, _ github.Repo, _ int, reviewID int64) ([]github.ReviewComment, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ReviewNotes[reviewID], nil
+}
+
+// ChangedFiles implements github.Pulls from Files.
+func (f *Fake) ChangedFiles(_ context.Context, _ github.Repo, number int) ([]github.ChangedFile, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Files[number], nil
+}
+
+// PullRequest implements github.Pulls from Pulls.
+func (f *Fake) PullRequest(_ context.Context, _ github.Repo, number int) (github.PullRequest, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pr, ok := f.Pulls[number]
+	if !ok {
+		return github.PullRequest{}, github.ErrPullGone
+	}
+	return pr, nil
+}
+
+// PullDiff implements github.Pulls from Diffs.
+func (f *Fake) PullDiff(_ context.Context, _ github.Repo, number int) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.DiffErrs[number]; err != nil {
+		return "", err
+	}
+	d, ok := f.Diffs[number]
+	if !ok {
+		return "", github.ErrPullGone
+	}
+	return d, nil
+}
+
+// MergedPullFor implements github.Pulls.
+func (f *Fake) MergedPullFor(context.Context, github.Repo, string) (int, error) { return 0, nil }
+
+// CreateCommitComment implements github.Pulls.
+func (f *Fake) CreateCommitComment(_ context.Context, _ github.Repo, sha, body string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.write("CreateCommitComment %.7s", sha)
+	f.Comments = append(f.Comments, Comment{ID: id, Commit: sha, Body: body})
+	return id, nil
+}
+
+// EditCommitComment implements github.Pulls.
+func (f *Fake) EditCommitComment(_ context.Context, _ github.Repo, id int64, body string) error {
+	return f.edit(id, body, "EditCommitComment")
+}
+
+// FindCommitComment implements github.Pulls.
+func (f *Fake) FindCommitComment(_ context.Context, _ github.Repo, sha, marker string) (int64, error) {
+	return f.find(func(c Comment) bool { return c.Commit == sha && strings.Contains(c.Body, marker) }), nil
+}
+
+// CommitOnBranch implements github.Pulls: every commit is on every branch.
+func (f *Fake) CommitOnBranch(context.Context, github.Repo, string, string) (bool, error) {
+	return true, nil
+}
+
+// ReactToReviewComment implements github.Pulls.
+func (f *Fake) ReactToReviewComment(_ context.Context, _ github.Repo, id int64, content string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.write("ReactReview %d %s", id, content)
+	return nil
+}
