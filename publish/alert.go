@@ -33,6 +33,13 @@ func RenderAlert(v runs.View) string {
 		if res.Dependency != "" {
 			fmt.Fprintf(b, "\nCheck: %s\n", Text(res.Dependency, 200))
 		}
+	case res.PRURL != "" && r.Measured != nil && evidence.VerifyRegression(*r.Measured) != "":
+		// The log contradicts the regression test the answer claims: no
+		// tick; the regression line below says how.
+		fmt.Fprintf(b, "%s: %s%s.\n", capitalFirst(notBacked), res.PRURL, link)
+		if res.Cause != "" {
+			b.WriteString("\nCause: " + Text(res.Cause, prompts.MaxCauseLen) + "\n")
+		}
 	case res.PRURL != "":
 		fmt.Fprintf(b, "✅ Fixed in %s%s, with a regression test.\n", res.PRURL, link)
 		if res.Cause != "" {

@@ -26,10 +26,19 @@ func TestADashboardRowSaysWhatIsKnownOfItsTest(t *testing.T) {
 	merged := &runs.Run{State: runs.Completed, EndedAt: dashNow.Add(-48 * time.Hour), SessionURL: "https://rush.example/s/1",
 		Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/77", FailuresBefore: &one},
 		PR:     &runs.Pull{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", State: runs.PullMerged, MergedAt: dashNow.Add(-24 * time.Hour), Verdict: evidence.VerdictClean}}
+	seed, six, fifty := int64(8), 6, 50
+	measured := &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
+		evidence.PhaseBefore: {Runs: 4, FailedRuns: 2, FailingSeeds: []int64{8}}, evidence.PhaseAfter: {Runs: 6, Seeds: []int64{8}},
+		evidence.PhaseFile: {Runs: 1}, evidence.PhaseSuite: {Runs: 1}}}
+	measuredFix := func(claimed *int) *runs.Run {
+		return &runs.Run{Kind: runs.KindFlaky, State: runs.Completed, EndedAt: dashNow.Add(-48 * time.Hour), Measured: measured,
+			Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/78", Seed: &seed, Runs: claimed}}
+	}
 	for _, c := range []struct {
 		name string
 		test runs.FlakyTest
 		want []string
+		not  []string
 	}{
 		{name: "no run yet", test: flakyTest(1, nil), want: []string{
 			"- [ ] `test/hexpm/web/controllers/package_controller_test.exs:1` test show package with releases (`HexpmWeb.PackageControllerTest`) <!-- pitcrew:tick:",
@@ -39,7 +48,16 @@ func TestADashboardRowSaysWhatIsKnownOfItsTest(t *testing.T) {
 			want: []string{"Run: 🔄 the agent is working on it since 4 Dec 11:59 UTC ([run](https://rush.example/s/2))."}},
 		{name: "a failed run", test: flakyTest(3, &runs.Run{State: runs.Failed, EndedAt: dashNow, Error: "the sandbox refused"}),
 			want: []string{"Run: ❌ failed on 4 Dec 2026: the sandbox refused. Tick the box to start a new one."}},
-		{name: "a merged fix", test: flakyTest(4, merged), want: []string{"Run, ended on 2 Dec 2026: ✅ fixed in https://github.com/hexpm/hexpm/pull/77", "[PR #77](https://github.com/hexpm/hexpm/pull/77)", "merged 3 Dec"}},
+		{name: "a merged fix", test: flakyTest(4, merged), want: []string{"Run, ended on 2 Dec 2026: ✅ fixed in https://github.com/hexpm/hexpm/pull/77", "[PR #77](https://github.com/hexpm/hexpm/pull/77)", "merged 3 Dec"},
+			not: []string{"does not back it"}},
+		{name: "a fix its log contradicts", test: flakyTest(7, measuredFix(&fifty)), want: []string{
+			"  - Run, ended on 2 Dec 2026: ⚠️ the answer claims a fix; its log does not back it: https://github.com/hexpm/hexpm/pull/78.\n",
+			"  - Measured in the run's log: 2 of 4 runs failed before the fix (seeds `8`), 0 of 6 after\n    - the log shows 6 runs after the fix; the answer says 50\n"},
+			not: []string{"✅", "fixed in", "✔️"}},
+		{name: "a fix its log backs", test: flakyTest(8, measuredFix(&six)), want: []string{
+			"  - Run, ended on 2 Dec 2026: ✅ fixed in https://github.com/hexpm/hexpm/pull/78.\n",
+			"0 of 6 after · ✔️ the answer's counts are verified"},
+			not: []string{"does not back it"}},
 		{name: "back after a merged fix", test: flakyTest(5, &runs.Run{State: runs.Queued, PriorFix: &runs.PriorFix{Number: 77, URL: "https://github.com/hexpm/hexpm/pull/77", MergedAt: dashNow.AddDate(0, 0, -3)}}),
 			want: []string{"↩️ came back after [PR #77](https://github.com/hexpm/hexpm/pull/77) (merged on 1 Dec 2026). Run: 🕓 queued"}},
 		{name: "seen in an issue only", test: runs.FlakyTest{Key: "flaky:hexpm/hexpm:test/a_test.exs:9", Sighting: runs.Sighting{Count: 1, FirstSeen: dashNow, LastSeen: dashNow, Where: "https://github.com/hexpm/hexpm/issues/12"}},
@@ -56,6 +74,11 @@ func TestADashboardRowSaysWhatIsKnownOfItsTest(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(body, w) {
 					t.Errorf("lacks %q:\n%s", w, body)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(body, w) {
+					t.Errorf("has %q:\n%s", w, body)
 				}
 			}
 			if got := Ticks(strings.Replace(body, "- [ ]", "- [x]", 1)); len(got) != 1 || got[0] != TickID(c.test.Key) {

@@ -132,7 +132,10 @@ func TestATestThatComesBackAfterItsFixSaysSo(t *testing.T) {
 }
 
 // What the answer claims stands beside what pitcrew counted in the run's
-// own log: verified, or each difference said plainly.
+// own log: verified, or each difference said plainly. A fix whose log
+// contradicts its answer is not called fixed anywhere: the issue, the CI
+// check run, the dashboard and the pull request's evidence check run say
+// the answer claims a fix its log does not back, the differences below.
 func TestClaimedCountsStandBesideMeasuredOnes(t *testing.T) {
 	f, err := os.Open(testenv.Path("evidence", "testdata", "runlogs", "backed.log"))
 	if err != nil {
@@ -143,26 +146,72 @@ func TestClaimedCountsStandBesideMeasuredOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const (
+		fixed     = "✅ fixed in https://github.com/hexpm/hexpm/pull/9."
+		notBacked = "⚠️ the answer claims a fix; its log does not back it: https://github.com/hexpm/hexpm/pull/9."
+	)
+	ended := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	seed, before, after, six, fifty := int64(8), 2, 0, 6, 50
 	for _, c := range []struct {
 		name     string
 		measured *evidence.Measured
 		runs     *int
-		want     []string
+		headline string   // of the run's line, on the issue, the CI check run and the dashboard
+		want     []string // below the headline
 	}{
-		{"backed", &m, &six, []string{"Measured in the run's log: 2 of 4 runs failed before the fix (seeds `4`, `8`), 0 of 6 after · ✔️ the answer's counts are verified",
+		{"backed", &m, &six, fixed, []string{"Measured in the run's log: 2 of 4 runs failed before the fix (seeds `4`, `8`), 0 of 6 after · ✔️ the answer's counts are verified",
 			"5 clean runs after the fix give 95% confidence that the failure rate (50% before) dropped: reached"}},
-		{"inflated", &m, &fifty, []string{"0 of 6 after\n    - the log shows 6 runs after the fix; the answer says 50"}},
-		{"no log", nil, &fifty, []string{"Counts not verified: the run left no evidence log (`pitcrew-evidence.log`)."}},
-		{"cut", func() *evidence.Measured { c := m; c.Truncated = true; return &c }(), &six, []string{"0 of 6 after\n    - the log is longer than pitcrew reads (16 MiB): it was counted up to there"}},
+		{"inflated", &m, &fifty, notBacked, []string{"0 of 6 after\n    - the log shows 6 runs after the fix; the answer says 50"}},
+		{"no log", nil, &fifty, fixed, []string{"Counts not verified: the run left no evidence log (`pitcrew-evidence.log`)."}},
+		{"cut", func() *evidence.Measured { c := m; c.Truncated = true; return &c }(), &six, notBacked, []string{"0 of 6 after\n    - the log is longer than pitcrew reads (16 MiB): it was counted up to there"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := runs.Run{Kind: runs.KindFlaky, State: runs.Completed, Measured: c.measured,
+			r := runs.Run{Kind: runs.KindFlaky, State: runs.Completed, EndedAt: ended, Measured: c.measured,
 				Result: &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/9", Seed: &seed, FailuresBefore: &before, FailuresAfter: &after, Runs: c.runs}}
-			body := RenderStatus(runs.View{Status: runs.Status{Label: "flaky", Entries: []runs.Entry{{About: "test/a_test.exs:1", RunID: "r", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r": r}})
+			entry := runs.Entry{About: "test/a_test.exs:1", RunID: "r", Relation: runs.ClaimNew}
+			view := runs.View{Status: runs.Status{Label: "flaky", Heading: "CI", Entries: []runs.Entry{entry}}, Runs: map[string]runs.Run{"r": r}}
+			title, summary := RenderCheckRun(view)
+			if title != "1 flaky test, 1 new fix run" {
+				t.Errorf("CI check run title %q", title)
+			}
+			contradicted := c.headline == notBacked
+			for surface, body := range map[string]string{
+				"- `test/a_test.exs:1`: ": RenderStatus(view),
+				"\nFix: ":                 summary,
+				"  - Run, ended on 2 Dec 2026: ": RenderDashboard(DashboardView{Repo: "hexpm/hexpm", Total: 1,
+					Tests: []runs.FlakyTest{{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Run: &r}}}),
+			} {
+				at := strings.Index(body, surface+c.headline)
+				if at < 0 {
+					t.Errorf("%q: lacks the headline %q:\n%s", surface, surface+c.headline, body)
+					continue
+				}
+				for _, w := range c.want {
+					if i := strings.Index(body, w); i < at {
+						t.Errorf("%q: lacks %q below the headline:\n%s", surface, w, body)
+					}
+				}
+				if contradicted && (strings.Contains(body, "✅") || strings.Contains(body, "fixed in") || strings.Contains(body, "✔️")) {
+					t.Errorf("%q: a fix its log contradicts reads as fixed:\n%s", surface, body)
+				}
+			}
+			// The evidence check run on the fix's pull request.
+			out := WithRunLog(RenderEvidence(evidence.JobFlaky, 9, evidence.Review{Verdict: evidence.VerdictClean}), evidence.JobFlaky, r)
+			title, conclusion, section := "Evidence: clean", "success", "### The run's own log\n\n  - "
+			if contradicted {
+				title, conclusion = "⚠️ the answer claims a fix; its log does not back it · Evidence: clean", "neutral"
+				section = "### The run's own log\n\n⚠️ the answer claims a fix; its log does not back it:\n  - "
+			}
+			if out.Title != title || out.Conclusion != conclusion {
+				t.Errorf("evidence check run %q, %s; want %q, %s", out.Title, out.Conclusion, title, conclusion)
+			}
+			at := strings.Index(out.Summary, section)
+			if at < 0 {
+				t.Errorf("evidence check run lacks %q:\n%s", section, out.Summary)
+			}
 			for _, w := range c.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("lacks %q:\n%s", w, body)
+				if i := strings.Index(out.Summary, w); i < at {
+					t.Errorf("evidence check run lacks %q below its section's headline:\n%s", w, out.Summary)
 				}
 			}
 		})
@@ -173,14 +222,20 @@ func TestAnAlertFixSaysWhatItsRegressionTestShows(t *testing.T) {
 	fixed := &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: "https://github.com/hexpm/hexpm/pull/9"}
 	red := evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{evidence.PhaseBefore: {Runs: 1, FailedRuns: 1}, evidence.PhaseAfter: {Runs: 1}}}
 	green := evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{evidence.PhaseBefore: {Runs: 1}, evidence.PhaseAfter: {Runs: 1}}}
-	for want, m := range map[string]*evidence.Measured{
-		"Regression test ✔️ verified in the run's log: it fails on the unfixed code and passes on the fix.":     &red,
-		"Regression test: the new test passed on the unfixed code, so it does not show the production failure.": &green,
-		"Regression test not verified: the run left no evidence log (`pitcrew-evidence.log`).":                  nil,
+	for _, c := range []struct {
+		m                  *evidence.Measured
+		headline, evidence string
+	}{
+		{&red, "✅ Fixed in https://github.com/hexpm/hexpm/pull/9, with a regression test.", "Regression test ✔️ verified in the run's log: it fails on the unfixed code and passes on the fix."},
+		// The log contradicts the claim: no tick, the reason below it.
+		{&green, "⚠️ The answer claims a fix; its log does not back it: https://github.com/hexpm/hexpm/pull/9.", "Regression test: the new test passed on the unfixed code, so it does not show the production failure."},
+		{nil, "✅ Fixed in https://github.com/hexpm/hexpm/pull/9, with a regression test.", "Regression test not verified: the run left no evidence log (`pitcrew-evidence.log`)."},
 	} {
-		r := runs.Run{State: runs.Completed, Result: fixed, Measured: m}
-		if body := RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{RunID: "r", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r": r}}); !strings.Contains(body, want) {
-			t.Errorf("lacks %q:\n%s", want, body)
+		r := runs.Run{State: runs.Completed, Result: fixed, Measured: c.m}
+		body := RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{RunID: "r", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r": r}})
+		h, e := strings.Index(body, c.headline), strings.Index(body, c.evidence)
+		if h < 0 || e < h {
+			t.Errorf("want %q, then %q below it:\n%s", c.headline, c.evidence, body)
 		}
 	}
 }

@@ -132,6 +132,9 @@ func describeResult(r runs.Run, link string) string {
 	if res == nil {
 		return unreadResult(r, link) + "." + pullLine(r)
 	}
+	// A flaky fix's answer stands beside its run's own log; when the log
+	// contradicts it, the line says so instead of "fixed".
+	flaky := r.Kind == runs.KindFlaky || r.Kind == ""
 	var b strings.Builder
 	switch {
 	case res.Outcome == prompts.OutcomeNotReproduced:
@@ -141,6 +144,8 @@ func describeResult(r runs.Run, link string) string {
 		}
 		b.WriteString("; no pull request was opened" + link + ".")
 		return b.String()
+	case res.PRURL != "" && flaky && fixNotBacked(r):
+		fmt.Fprintf(&b, "%s: %s%s.", notBacked, res.PRURL, link)
 	case res.PRURL != "":
 		fmt.Fprintf(&b, "✅ fixed in %s%s.", res.PRURL, link)
 	default:
@@ -158,7 +163,7 @@ func describeResult(r runs.Run, link string) string {
 			fmt.Fprintf(&b, " (%d verification runs)", *res.Runs)
 		}
 	}
-	if r.Kind == runs.KindFlaky || r.Kind == "" {
+	if flaky {
 		b.WriteString(measuredLines(r, res))
 	}
 	b.WriteString(pullLine(r))

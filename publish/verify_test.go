@@ -49,26 +49,49 @@ func TestTheIndependentVerificationIsSummedUp(t *testing.T) {
 }
 
 func TestTheEvidenceCheckRunCarriesWhatTheRunsLogShows(t *testing.T) {
-	seed := int64(8)
+	seed, six := int64(8), 6
 	backed := &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
 		evidence.PhaseBefore: {Runs: 4, FailedRuns: 2, FailingSeeds: []int64{8}}, evidence.PhaseAfter: {Runs: 6, Seeds: []int64{8}}}}
+	whole := &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
+		evidence.PhaseBefore: {Runs: 4, FailedRuns: 2, FailingSeeds: []int64{8}}, evidence.PhaseAfter: {Runs: 6, Seeds: []int64{8}},
+		evidence.PhaseFile: {Runs: 1}, evidence.PhaseSuite: {Runs: 1}}}
+	const pr = "https://github.com/hexpm/hexpm/pull/77"
 	for _, c := range []struct {
-		name string
-		job  evidence.Job
-		run  runs.Run
-		want string // "" for no section
+		name  string
+		job   evidence.Job
+		run   runs.Run
+		want  string // "" for no section
+		title string // "" for the review's own, "Evidence: clean", and a success
 	}{
 		{"a flaky fix with its log", evidence.JobFlaky, runs.Run{Measured: backed, Result: &prompts.Result{Seed: &seed}},
-			"### The run's own log\n\n  - Measured in the run's log: 2 of 4 runs failed before the fix (seeds `8`), 0 of 6 after"},
-		{"a flaky fix without its log", evidence.JobFlaky, runs.Run{Result: &prompts.Result{}}, "Counts not verified: the run left no evidence log"},
-		{"a flaky fix without a result block", evidence.JobFlaky, runs.Run{Measured: backed}, ""},
+			"### The run's own log\n\n  - Measured in the run's log: 2 of 4 runs failed before the fix (seeds `8`), 0 of 6 after", ""},
+		{"a flaky fix without its log", evidence.JobFlaky, runs.Run{Result: &prompts.Result{}}, "Counts not verified: the run left no evidence log", ""},
+		{"a flaky fix without a result block", evidence.JobFlaky, runs.Run{Measured: backed}, "", ""},
 		{"an alert fix whose test passed before", evidence.JobAlert, runs.Run{Measured: &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
-			evidence.PhaseBefore: {Runs: 1}, evidence.PhaseAfter: {Runs: 1}}}}, "Regression test: the new test passed on the unfixed code"},
-		{"an alert fix without its log", evidence.JobAlert, runs.Run{}, "Regression test not verified: the run left no evidence log"},
+			evidence.PhaseBefore: {Runs: 1}, evidence.PhaseAfter: {Runs: 1}}}}, "⚠️ the answer claims a fix; its log does not back it:\nRegression test: the new test passed on the unfixed code",
+			"⚠️ the answer claims a fix; its log does not back it · Evidence: clean"},
+		{"an alert fix whose test failed before", evidence.JobAlert, runs.Run{Measured: &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
+			evidence.PhaseBefore: {Runs: 1, FailedRuns: 1}, evidence.PhaseAfter: {Runs: 1}}}}, "Regression test ✔️ verified in the run's log", ""},
+		{"an alert fix without its log", evidence.JobAlert, runs.Run{}, "Regression test not verified: the run left no evidence log", ""},
+		{"a fix its log contradicts", evidence.JobFlaky, runs.Run{Kind: runs.KindFlaky, Measured: backed, Result: &prompts.Result{PRURL: pr, Seed: &seed, Runs: &six}},
+			"### The run's own log\n\n⚠️ the answer claims a fix; its log does not back it:\n  - Measured in the run's log: 2 of 4 runs failed before the fix (seeds `8`), 0 of 6 after\n" +
+				"    - the test's file was not run after the fix\n    - the suite was not run after the fix",
+			"⚠️ the answer claims a fix; its log does not back it · Evidence: clean"},
+		{"a fix its log backs", evidence.JobFlaky, runs.Run{Kind: runs.KindFlaky, Measured: whole, Result: &prompts.Result{PRURL: pr, Seed: &seed, Runs: &six}},
+			"### The run's own log\n\n  - Measured in the run's log: 2 of 4 runs failed before the fix (seeds `8`), 0 of 6 after · ✔️ the answer's counts are verified", ""},
+		{"a fix without its log", evidence.JobFlaky, runs.Run{Kind: runs.KindFlaky, Result: &prompts.Result{PRURL: pr, Seed: &seed, Runs: &six}},
+			"### The run's own log\n\n  - Counts not verified: the run left no evidence log", ""},
 	} {
 		out := WithRunLog(RenderEvidence(c.job, 77, evidence.Review{Verdict: evidence.VerdictClean}), c.job, c.run)
 		if c.want == "" && strings.Contains(out.Summary, "### The run's own log") || !strings.Contains(out.Summary, c.want) {
 			t.Errorf("%s: summary:\n%s", c.name, out.Summary)
+		}
+		title, conclusion := orDefault(c.title, "Evidence: clean"), "success"
+		if c.title != "" {
+			conclusion = "neutral" // a claim its log contradicts is never a success
+		}
+		if out.Title != title || out.Conclusion != conclusion {
+			t.Errorf("%s: check run %q, %s; want %q, %s", c.name, out.Title, out.Conclusion, title, conclusion)
 		}
 	}
 }
