@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// template is the README's payload with Datadog's variables filled in the
+// template is the payload docs/alert-sources.md gives with Datadog's variables filled in the
 // way Datadog fills them.
 const template = `{"alert_id": "1234567", "alert_cycle_key": "7289641812718906497", "transition": "Triggered",
  "title": "[Triggered on {service:hexpm,env:prod}] Error rate above 5% on hexpm", "message": "Error rate is 7.2%\n@webhook-pitcrew",

@@ -65,7 +65,7 @@ type Config struct {
 	MaxRunAge      string // a session running longer is reported failed
 }
 
-// defaults are the values the README's configuration table gives.
+// defaults are the values the table in docs/configuration.md gives.
 var defaults = map[string]string{
 	"PITCREW_ADDR":             ":8080",
 	"PITCREW_PUBLIC_URL":       "http://localhost:8080",

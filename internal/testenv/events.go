@@ -212,7 +212,7 @@ func SentrySample(t testing.TB, name string) []byte {
 	return b
 }
 
-// DatadogAlert fills the README's template the way Datadog does.
+// DatadogAlert fills the template of docs/alert-sources.md the way Datadog does.
 func DatadogAlert(alertID, cycle, transition, tags, message string) []byte {
 	b, _ := json.Marshal(map[string]string{
 		"alert_id": alertID, "alert_cycle_key": cycle, "transition": transition,
