@@ -1,6 +1,7 @@
-// Package alerts reads Datadog monitor webhooks: the payload template the
-// README gives users (whose field names are pitcrew's contract) and
-// Datadog's default body. It is its own package because the payload is
+// Package alerts reads the alerts outside services send: Datadog monitor
+// webhooks (the payload template the docs give users, whose field names
+// are pitcrew's contract, and Datadog's default body) and Sentry issue
+// alerts (sentry.go). It is its own package because the payloads are
 // hostile input (alert messages can carry text from production requests)
 // and everything here is pure and fuzzed.
 package alerts

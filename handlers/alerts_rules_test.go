@@ -9,6 +9,8 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
 	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/incidents"
 )
 
 // When an alert starts work, decided by each source's Handle alone: no
@@ -18,7 +20,7 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 	cases := []struct {
 		name, config string
 		installed    bool
-		source       *Source
+		source       *work.Source
 		repos        map[string]string
 		body         []byte
 		sessions     int
@@ -53,7 +55,7 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 			}
 			sb := &startedSessions{}
 			b := ruleBase(t, gh, sb)
-			if err := c.source.Handle(context.Background(), &b, SourceSettings{Repos: c.repos}, c.body); err != nil {
+			if err := c.source.Handle(context.Background(), &b, work.SourceSettings{Repos: c.repos}, c.body); err != nil {
 				t.Fatal(err)
 			}
 			if len(sb.prompts) != c.sessions {
@@ -72,7 +74,7 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 func TestARepeatedAlertWritesNothingForAWhileThenRestoresItsComment(t *testing.T) {
 	gh := &githubtest.Fake{Installation: testenv.Installation}
 	b := ruleBase(t, gh, &startedSessions{})
-	set := SourceSettings{Repos: map[string]string{"hexpm-web": "hexpm/hexpm"}}
+	set := work.SourceSettings{Repos: map[string]string{"hexpm-web": "hexpm/hexpm"}}
 	body := testenv.SentrySample(t, "event_alert_phoenix.json")
 	alert := func() {
 		t.Helper()
@@ -88,7 +90,7 @@ func TestARepeatedAlertWritesNothingForAWhileThenRestoresItsComment(t *testing.T
 		t.Fatalf("repeats wrote %v", got[writes:])
 	}
 	gh.Comments = nil // someone deleted the status comment
-	later := time.Now().Add(incidentRewrite + time.Minute)
+	later := time.Now().Add(incidents.RewriteAfter + time.Minute)
 	b.Now = func() time.Time { return later }
 	alert()
 	if len(gh.Comments) != 1 || !strings.Contains(gh.Comments[0].Body, "The agent is reading") {

@@ -8,12 +8,14 @@ import (
 	"strings"
 
 	gogithub "github.com/google/go-github/v66/github"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // CheckRun handles CIs that report through the Checks API rather than
@@ -32,7 +34,7 @@ type PassedCheck struct {
 	ID             int64
 	Name           string
 	HeadSHA        string
-	Origin         CommitOrigin
+	Origin         flaky.CommitOrigin
 	Text           string // its output (summary and text): the passing run's log
 	URL            string // its page, Markdown-safe
 }
@@ -40,7 +42,7 @@ type PassedCheck struct {
 // ParsePassedCheck reads a check_run event; ok is false unless it is a
 // completed, successful check run of a CI other than GitHub Actions (whose
 // reruns arrive as workflow_run) and other than pitcrew itself, on a commit
-// that may be the repository's own (see CommitOrigin).
+// that may be the repository's own (see flaky.CommitOrigin).
 func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, err error) {
 	var raw gogithub.CheckRunEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
@@ -49,7 +51,7 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 	c := raw.GetCheckRun()
 	slug := c.GetApp().GetSlug()
 	if raw.GetAction() != "completed" || c.GetConclusion() != "success" || raw.GetInstallation().GetID() <= 0 ||
-		slug == "github-actions" || slug == appSlug || c.GetName() == publish.CheckRunName || c.GetName() == "" || !validSHA(c.GetHeadSHA()) {
+		slug == "github-actions" || slug == appSlug || c.GetName() == publish.CheckRunName || c.GetName() == "" || !github.ValidSHA(c.GetHeadSHA()) {
 		return PassedCheck{}, false, nil
 	}
 	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
@@ -60,9 +62,9 @@ func ParsePassedCheck(payload []byte, appSlug string) (ev PassedCheck, ok bool, 
 	if suite := c.GetCheckSuite(); suite != nil {
 		prs = append(prs, suite.PullRequests...)
 	}
-	origin := CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: repo.String(), HeadBranch: c.GetCheckSuite().GetHeadBranch(),
+	origin := flaky.CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: repo.String(), HeadBranch: c.GetCheckSuite().GetHeadBranch(),
 		PullHeadRepoIDs: pullHeadRepoIDs(prs)}
-	if origin.Ownership() == NotOurs {
+	if origin.Ownership() == flaky.NotOurs {
 		return PassedCheck{}, false, nil
 	}
 	return PassedCheck{InstallationID: raw.GetInstallation().GetID(), Repo: repo, ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), Origin: origin,
@@ -78,7 +80,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	if !ok {
 		return nil
 	}
-	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Int64("check_run", ev.ID).Logger().WithContext(ctx)
+	ctx = zerolog.Ctx(ctx).With().Str("repo", ev.Repo.String()).Int64("check_run", ev.ID).Logger().WithContext(ctx)
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
 		return err
@@ -102,25 +104,25 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 	if err != nil {
 		return err
 	}
-	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
+	if ours, err := flaky.IsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
 		return err
 	}
-	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)
+	cfg, proceed, err := h.JobConfig(ctx, gh, ev.Repo, flaky.Enabled)
 	if !proceed {
 		return err
 	}
-	var logs []ciLog
+	var logs []flaky.CILog
 	for _, f := range failed {
 		rep, err := exunit.ParseLog(strings.NewReader(f.Text))
 		if err != nil {
 			return err
 		}
-		l := ciLog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep}
-		l.Flakes, l.NotFlaky = passedOnRetry(rep, passing)
+		l := flaky.CILog{Occurrence: "check_run:" + strconv.FormatInt(f.ID, 10), Job: ev.Name, Report: rep}
+		l.Flakes, l.NotFlaky = flaky.PassedOnRetry(rep, passing)
 		logs = append(logs, l)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
-	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("check", ev.Name), URL: ev.URL}, logs, cfg)
+	return flaky.ReportCI(ctx, &h.Base, gh, flaky.CISignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: flaky.CIWhat("check", ev.Name), URL: ev.URL}, logs, cfg)
 }
 
 func pullHeadRepoIDs(prs []*gogithub.PullRequest) []int64 {

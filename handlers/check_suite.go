@@ -10,6 +10,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // CheckSuite records the CI's verdict on the head of a pull request an
@@ -43,7 +44,7 @@ func ParseFinishedSuite(payload []byte) (ev FinishedSuite, ok bool, err error) {
 	if app == "" {
 		app = s.GetApp().GetName()
 	}
-	if raw.GetAction() != "completed" || raw.GetInstallation().GetID() <= 0 || !validSHA(s.GetHeadSHA()) || app == "" || s.GetLatestCheckRunsCount() == 0 {
+	if raw.GetAction() != "completed" || raw.GetInstallation().GetID() <= 0 || !github.ValidSHA(s.GetHeadSHA()) || app == "" || s.GetLatestCheckRunsCount() == 0 {
 		return FinishedSuite{}, false, nil
 	}
 	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
@@ -74,7 +75,7 @@ func (h *CheckSuite) Handle(ctx context.Context, _, _ string, payload []byte) er
 		return err
 	}
 	for _, n := range ev.Pulls {
-		err := h.updatePull(ctx, gh, ev.Repo, n, pullNews{apply: func(p *runs.Pull) {
+		err := follow.Update(ctx, &h.Base, gh, ev.Repo, n, follow.News{Apply: func(p *runs.Pull) {
 			_, known := p.Suites[ev.Suite]
 			// A suite of an older head says nothing of this one.
 			if p.Head == ev.HeadSHA && (known || len(p.Suites) < runs.MaxSuites) {

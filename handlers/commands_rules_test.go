@@ -13,6 +13,7 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // What a /pitcrew command in a comment does, decided by IssueComment
@@ -155,7 +156,7 @@ func endRuns(t *testing.T, b Base) {
 func TestEachJobsRetryRebuildsItsPrompt(t *testing.T) {
 	alert, _ := json.Marshal(prompts.AlertInput{Repo: "hexpm/hexpm", Data: map[string]any{"title": "500s on /api/packages"}})
 	files, _ := json.Marshal(publish.MigrationData{Files: []string{"priv/repo/migrations/20261201000000_add_index.exs"}})
-	cfg, err := configSchema.Parse(nil)
+	cfg, err := jobs.Schema().Parse(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestEachJobsRetryRebuildsItsPrompt(t *testing.T) {
 		{runs.Run{Kind: runs.KindAlert, Repo: "hexpm/hexpm", Origin: 40, About: "dd-1", Data: alert}, "500s on /api/packages"},
 		{runs.Run{Kind: kindSentry, Repo: "hexpm/hexpm", Origin: 41, About: "s-1", Data: alert}, "500s on /api/packages"},
 	} {
-		j, ok := jobByKind(c.run.Kind)
+		j, ok := jobs.Job(c.run.Kind)
 		if !ok || j.Retry == nil {
 			t.Fatalf("%s: no Retry", c.run.Kind)
 		}
@@ -181,12 +182,12 @@ func TestEachJobsRetryRebuildsItsPrompt(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", c.run.Kind, err, p)
 		}
 	}
-	if j, _ := jobByKind(runs.KindAlert); j.Retry != nil {
+	if j, _ := jobs.Job(runs.KindAlert); j.Retry != nil {
 		if _, err := j.Retry(runs.Run{Kind: runs.KindAlert, Repo: "hexpm/hexpm"}, cfg); err == nil {
 			t.Fatal("an alert run that kept no alert was started again")
 		}
 	}
-	if j, _ := jobByKind(kindVerify); j.Retry != nil {
+	if j, _ := jobs.Job(follow.VerifyJob.Kind); j.Retry != nil {
 		t.Fatal("a verification is started by its fix's pull request, not by hand")
 	}
 }

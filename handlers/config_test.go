@@ -5,15 +5,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 func TestParseRepoConfig(t *testing.T) {
-	cfg, err := configSchema.Parse(nil)
-	if err != nil || !reflect.DeepEqual(cfg, configSchema.Defaults()) {
+	cfg, err := jobs.Schema().Parse(nil)
+	if err != nil || !reflect.DeepEqual(cfg, jobs.Schema().Defaults()) {
 		t.Fatalf("empty file: %+v %v", cfg, err)
 	}
-	cfg, err = configSchema.Parse([]byte("flaky:\n  label: flaky-test\n  cooldown: 2h\n"))
-	if err != nil || flakyConfig.Of(cfg).Label != "flaky-test" || flakyConfig.Of(cfg).Cooldown != 2*time.Hour || flakyConfig.Of(cfg).VerifyRuns != 50 || !flakyConfig.Of(cfg).Enabled {
+	cfg, err = jobs.Schema().Parse([]byte("flaky:\n  label: flaky-test\n  cooldown: 2h\n"))
+	if err != nil || flaky.Section.Of(cfg).Label != "flaky-test" || flaky.Section.Of(cfg).Cooldown != 2*time.Hour || flaky.Section.Of(cfg).VerifyRuns != 50 || !flaky.Section.Of(cfg).Enabled {
 		t.Fatalf("partial file: %+v %v", cfg, err)
 	}
 	for _, bad := range []struct{ file, want string }{
@@ -29,7 +31,7 @@ func TestParseRepoConfig(t *testing.T) {
 		{"daily_limit: 5000\n", "daily_limit must be"},
 		{"nosuchjob:\n  enabled: true\n", "field nosuchjob not found"},
 	} {
-		_, err := configSchema.Parse([]byte(bad.file))
+		_, err := jobs.Schema().Parse([]byte(bad.file))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err = %v, want %q", bad.file, err, bad.want)
 		}

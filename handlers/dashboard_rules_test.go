@@ -11,6 +11,8 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/dashboard"
 
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
 	"github.com/pitcrew/pitcrew/internal/testenv"
@@ -40,7 +42,7 @@ func (r *refreshes) take() int {
 }
 
 // dashboardBase is a rule base whose dashboard refreshes are recorded.
-func dashboardBase(t *testing.T, gh *githubtest.Fake, sb Sandbox) (Base, *refreshes) {
+func dashboardBase(t *testing.T, gh *githubtest.Fake, sb work.Sandbox) (Base, *refreshes) {
 	r := &refreshes{}
 	b := ruleBase(t, gh, sb)
 	b.Dashboards = r
@@ -53,12 +55,12 @@ func refresh(t *testing.T, b Base, r *refreshes) {
 	if r.take() == 0 {
 		return
 	}
-	if err := b.RefreshDashboard(context.Background(), "hexpm/hexpm", testenv.Installation); err != nil {
+	if err := dashboard.Refresh(context.Background(), &b, "hexpm/hexpm", testenv.Installation); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func dashboard(gh *githubtest.Fake) (number int, body string) {
+func dashboardIssue(gh *githubtest.Fake) (number int, body string) {
 	for _, is := range gh.Issues {
 		if strings.Contains(is.Body, publish.DashboardMarker) {
 			return is.Number, is.Body
@@ -86,7 +88,7 @@ func TestTheDashboardOpensAtTheFirstSignalAndIsEditedOnlyWhenItChanges(t *testin
 	}
 	label(12)
 	refresh(t, b, r)
-	n, body := dashboard(gh)
+	n, body := dashboardIssue(gh)
 	if n == 0 {
 		t.Fatalf("no dashboard issue; issues %+v", gh.Issues)
 	}
@@ -107,7 +109,7 @@ func TestTheDashboardOpensAtTheFirstSignalAndIsEditedOnlyWhenItChanges(t *testin
 	}
 	label(13) // another issue naming them: a second sighting of each
 	refresh(t, b, r)
-	if _, body = dashboard(gh); !strings.Contains(body, "Seen 2 times") || !strings.Contains(body, "issues/13") {
+	if _, body = dashboardIssue(gh); !strings.Contains(body, "Seen 2 times") || !strings.Contains(body, "issues/13") {
 		t.Fatalf("second sighting not shown:\n%s", body)
 	}
 	if got := gh.WritesSoFar(); strings.Count(strings.Join(got, "\n"), "CreateIssue") != 1 {
@@ -147,7 +149,7 @@ func TestWhatTickingADashboardBoxDoes(t *testing.T) {
 			if !c.live {
 				endRuns(t, b)
 			}
-			if err := b.RefreshDashboard(ctx, "hexpm/hexpm", testenv.Installation); err != nil {
+			if err := dashboard.Refresh(ctx, &b, "hexpm/hexpm", testenv.Installation); err != nil {
 				t.Fatal(err)
 			}
 			r.take()
@@ -155,7 +157,7 @@ func TestWhatTickingADashboardBoxDoes(t *testing.T) {
 			if err := b.Ledger.Uncache(ctx, "config:hexpm/hexpm"); err != nil {
 				t.Fatal(err)
 			}
-			n, body := dashboard(gh)
+			n, body := dashboardIssue(gh)
 			if n == 0 {
 				t.Fatal("no dashboard before the tick")
 			}
@@ -182,7 +184,7 @@ func TestWhatTickingADashboardBoxDoes(t *testing.T) {
 			if c.rewritten != (len(writes) > 0) {
 				t.Errorf("writes %q; rewritten: %v", writes, c.rewritten)
 			}
-			_, after := dashboard(gh)
+			_, after := dashboardIssue(gh)
 			if c.rewritten && strings.Contains(after, "- [x]") {
 				t.Errorf("a box stays ticked:\n%s", after)
 			}
@@ -215,7 +217,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if err := base.RefreshDashboard(ctx, "hexpm/hexpm", testenv.Installation); err != nil {
+			if err := dashboard.Refresh(ctx, &base, "hexpm/hexpm", testenv.Installation); err != nil {
 				b.Fatal(err)
 			}
 			trips, calls := counter.RoundTrips.Load(), len(gh.WritesSoFar())
@@ -226,7 +228,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 					}
 					trips-- // the sighting is the signal's, not the refresh's
 				}
-				if err := base.RefreshDashboard(ctx, "hexpm/hexpm", testenv.Installation); err != nil {
+				if err := dashboard.Refresh(ctx, &base, "hexpm/hexpm", testenv.Installation); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/pitcrew/pitcrew/alerts"
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/hook"
@@ -18,16 +20,18 @@ import (
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/incidents"
 )
 
 // datadogJob fixes the bug behind a Datadog monitor alert.
-var datadogJob = Job{
+var datadogJob = work.Job{
 	Job:    runs.Job{Kind: runs.KindAlert, Prompt: "alert", Connections: []string{"datadog"}, Render: publish.RenderAlert, Evidence: evidence.JobAlert, RunLog: evidence.RunLogName},
 	Config: datadogConfig,
-	Source: &Source{
+	Source: &work.Source{
 		Source:    hook.Source{Name: "datadog", Title: "Datadog", Auth: hook.Auth{Header: "X-Pitcrew-Token"}, MaxBody: alerts.MaxBody, Accept: acceptDatadog},
 		SecretEnv: "DATADOG_WEBHOOK_TOKEN", ReposEnv: "DATADOG_SERVICE_REPOS", Handle: handleDatadogAlert},
-	Retry: retryAlert,
+	Retry: incidents.Retry,
 }
 
 // acceptDatadog checks a Datadog body is an alert of either payload shape.
@@ -70,12 +74,12 @@ var datadogConfig = repoconfig.Section[AlertConfig]{
 // handleDatadogAlert turns a stored Datadog alert into a fix run and a
 // tracking issue: one of each per incident (the monitor's alert id and
 // cycle key).
-func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body []byte) error {
+func handleDatadogAlert(ctx context.Context, b *Base, set work.SourceSettings, body []byte) error {
 	a, err := alerts.Parse(body)
 	if err != nil {
 		return queue.Permanent(err)
 	}
-	log := logFor(ctx).With().Str("alert_id", a.ID).Str("transition", a.Transition).Logger()
+	log := zerolog.Ctx(ctx).With().Str("alert_id", a.ID).Str("transition", a.Transition).Logger()
 	ctx = log.WithContext(ctx)
 	repo, err := datadogRepo(a, set.Repos)
 	if err != nil {
@@ -83,7 +87,7 @@ func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body [
 		return nil
 	}
 	ctx = log.With().Str("repo", repo.String()).Logger().WithContext(ctx)
-	t, proceed, err := b.alertTarget(ctx, repo, func(c repoconfig.Config) bool { return datadogConfig.Of(c).Enabled })
+	t, proceed, err := incidents.TargetOf(ctx, b, repo, func(c repoconfig.Config) bool { return datadogConfig.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
@@ -91,11 +95,11 @@ func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body [
 	dd := datadogConfig.Of(cfg)
 	for _, tag := range dd.SkipTags {
 		if a.HasTag(tag) {
-			logFor(ctx).Info().Str("tag", tag).Msg("skipping an alert tagged as infrastructure")
+			zerolog.Ctx(ctx).Info().Str("tag", tag).Msg("skipping an alert tagged as infrastructure")
 			return nil
 		}
 	}
-	key := incidentKey(runs.KindAlert, repo, a.IncidentKey())
+	key := incidents.Key(runs.KindAlert, repo, a.IncidentKey())
 	unlock, err := b.Ledger.Lock(ctx, key, 30*time.Second, time.Minute)
 	if err != nil {
 		return err
@@ -104,22 +108,22 @@ func handleDatadogAlert(ctx context.Context, b *Base, set SourceSettings, body [
 
 	switch {
 	case slices.Contains(dd.StartOn, a.Transition):
-		inc := incident{Kind: runs.KindAlert, Repo: repo, Inst: inst, Key: key, ID: a.ID, Title: a.Title,
+		inc := incidents.Incident{Kind: runs.KindAlert, Repo: repo, Inst: inst, Key: key, ID: a.ID, Title: a.Title,
 			IssueTitle: "Datadog alert: " + publish.Line(a.Title, 200), IssueBody: alertIssueBody(a), Label: dd.Label,
 			Input: prompts.AlertInput{Repo: repo.String(), Fired: a.FiredAt(), Data: alertData(a)}}
 		if a.Transition != alerts.Triggered {
 			inc.Renotified = renotifiedComment(a)
 		}
-		return b.startIncident(ctx, gh, inc, cfg)
+		return incidents.Start(ctx, b, gh, inc, cfg)
 	case a.Transition == alerts.Recovered:
-		n, err := b.incidentIssue(ctx, gh, repo, key, dd.Label)
+		n, err := incidents.Issue(ctx, b, gh, repo, key, dd.Label)
 		if err != nil || n == 0 {
 			return err
 		}
 		_, err = gh.CreateComment(ctx, repo, n, recoveredComment(a))
 		return err
 	default:
-		logFor(ctx).Info().Msg("this transition starts no work (alerts.start_on)")
+		zerolog.Ctx(ctx).Info().Msg("this transition starts no work (alerts.start_on)")
 		return nil
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/follow"
+	"github.com/pitcrew/pitcrew/work/profiling"
 )
 
 // endedFixWithPull is a flaky run on issue 3 that ended naming pull
@@ -26,7 +28,7 @@ func endedFixWithPull(t *testing.T, b Base, gh github.Client, followUps int) run
 			r.FollowUps = append(r.FollowUps, runs.FollowUp{N: i + 1, Max: 3, Source: fmt.Sprintf("review:%d", i)})
 		}
 	})
-	run, err := b.followPull(context.Background(), gh, run)
+	run, err := follow.Pull(context.Background(), &b, gh, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +167,11 @@ func TestOpenPRSendsTheProfilingSessionAFollowUp(t *testing.T) {
 	}
 
 	files := []string{"priv/repo/migrations/20261201000000_add_index.exs"}
-	if err := b.profileMerge(ctx, gh, mergeSignal{InstallationID: testenv.Installation, Delivery: "d", Repo: github.Repo{Owner: "hexpm", Name: "hexpm"}, Commit: merge, PR: 12,
+	if err := profiling.Start(ctx, &b, gh, profiling.Signal{InstallationID: testenv.Installation, Delivery: "d", Repo: github.Repo{Owner: "hexpm", Name: "hexpm"}, Commit: merge, PR: 12,
 		Subject: runs.Subject{Repo: "hexpm/hexpm", Issue: 12}}, files, mustConfig(t)); err != nil {
 		t.Fatal(err)
 	}
-	run, err := b.Ledger.BySession(ctx, "ses_"+MigrationKey("hexpm/hexpm", merge)+"#1")
+	run, err := b.Ledger.BySession(ctx, "ses_"+profiling.Key("hexpm/hexpm", merge)+"#1")
 	if err == nil {
 		_, err = b.Ledger.Move(ctx, run, runs.Completed, func(r *runs.Run) { r.Report = true })
 	}
@@ -193,7 +195,7 @@ func TestOpenPRSendsTheProfilingSessionAFollowUp(t *testing.T) {
 
 func mustConfig(t *testing.T) repoconfig.Config {
 	t.Helper()
-	cfg, err := configSchema.Parse(nil)
+	cfg, err := jobs.Schema().Parse(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,11 +211,11 @@ func TestAFollowUpSentBeforeACrashIsNotAnsweredAsRefused(t *testing.T) {
 	b := ruleBase(t, gh, sb)
 	run := endedFixWithPull(t, b, gh, 0)
 	f := runs.FollowUp{Reason: "the review by `alice`", Source: "review:500"}
-	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}, true); err != nil || refusal != "" {
+	if refusal, err := follow.Send(context.Background(), &b, gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}, true); err != nil || refusal != "" {
 		t.Fatalf("first: %q %v", refusal, err)
 	}
 	// The crash: the review is not marked done; its delivery comes again.
-	if refusal, err := b.followUp(context.Background(), gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}, true); err != nil || refusal != "" {
+	if refusal, err := follow.Send(context.Background(), &b, gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}, true); err != nil || refusal != "" {
 		t.Fatalf("again: %q %v", refusal, err)
 	}
 	if len(sb.messages["ses_fix"]) != 1 {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 
 	gogithub "github.com/google/go-github/v66/github"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // Installation prepares the repositories of a new installation: each gets
@@ -24,10 +26,10 @@ func (h *Installation) Handle(ctx context.Context, _, _ string, payload []byte) 
 		return queue.Permanent(fmt.Errorf("decoding installation event: %w", err))
 	}
 	inst := ev.GetInstallation()
-	logFor(ctx).Info().Int64("installation_id", inst.GetID()).Str("account", inst.GetAccount().GetLogin()).
+	zerolog.Ctx(ctx).Info().Int64("installation_id", inst.GetID()).Str("account", inst.GetAccount().GetLogin()).
 		Str("action", ev.GetAction()).Int("repositories", len(ev.Repositories)).Msg("installation event")
 	if ev.GetAction() != "created" {
 		return nil
 	}
-	return h.prepareRepos(ctx, inst.GetID(), ev.Repositories)
+	return flaky.CreateLabels(ctx, &h.Base, inst.GetID(), repoNames(ev.Repositories))
 }

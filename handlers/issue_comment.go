@@ -3,20 +3,20 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/commands"
 	"github.com/pitcrew/pitcrew/internal/github"
-	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/follow"
+	"github.com/pitcrew/pitcrew/work/profiling"
 )
 
 // IssueComment acts on the /pitcrew commands people write in comments on
@@ -87,13 +87,13 @@ func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload
 	if err != nil {
 		return err
 	}
-	return h.once(ctx, ev.Repo, fmt.Sprintf("comment:%d", ev.ID), func() error {
+	return h.Once(ctx, ev.Repo, fmt.Sprintf("comment:%d", ev.ID), func() error {
 		perm, err := gh.Permission(ctx, ev.Repo, ev.Author)
 		if err != nil {
 			return err
 		}
-		if perm != "admin" && perm != "write" {
-			return h.refuse(ctx, gh, ev.Repo, ev.Issue, ev.Author, perm)
+		if !work.MayCommand(perm) {
+			return h.Refuse(ctx, gh, ev.Repo, ev.Issue, ev.Author, perm)
 		}
 		if err := gh.ReactToComment(ctx, ev.Repo, ev.ID, "eyes"); err != nil {
 			return err
@@ -102,25 +102,8 @@ func (h *IssueComment) Handle(ctx context.Context, _, deliveryID string, payload
 		if err != nil || answer == "" {
 			return err
 		}
-		return h.reply(ctx, gh, ev.Repo, ev.Issue, answer)
+		return work.Reply(ctx, gh, ev.Repo, ev.Issue, answer)
 	})
-}
-
-// once acts on the command from source (runs.CommandLock) unless it was
-// acted on before, under its lock, and marks it done.
-func (b *Base) once(ctx context.Context, repo github.Repo, source string, act func() error) error {
-	unlock, err := b.Ledger.Lock(ctx, runs.CommandLock(repo.String(), source), 2*time.Minute, 3*time.Minute)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if done, err := b.Ledger.CommandDone(ctx, repo.String(), source); err != nil || done {
-		return err
-	}
-	if err := act(); err != nil {
-		return err
-	}
-	return b.Ledger.MarkCommandDone(ctx, repo.String(), source)
 }
 
 // act does what cmd asks on the comment's issue or pull request, and says
@@ -129,17 +112,17 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 	subject := runs.Subject{Repo: ev.Repo.String(), Issue: ev.Issue}
 	switch cmd.Name {
 	case commands.Retry:
-		return h.retry(ctx, gh, subject, ev.InstallationID, delivery)
+		return h.Retry(ctx, gh, subject, ev.InstallationID, delivery)
 	case commands.Profile:
 		if !ev.OnPull {
 			return "`/pitcrew profile` profiles an open pull request's migrations before it merges; write it on that pull request.", nil
 		}
-		return h.profilePull(ctx, gh, ev, delivery)
+		return profiling.PullHead(ctx, &h.Base, gh, ev.InstallationID, ev.Repo, ev.Issue, delivery)
 	case commands.OpenPR:
 		if !ev.OnPull {
 			return "`/pitcrew open-pr` opens the change a slow-query report measured; write it on the merged pull request that got the report.", nil
 		}
-		return h.openPR(ctx, gh, ev)
+		return follow.OpenPR(ctx, &h.Base, gh, ev.Repo, ev.Issue, ev.Author, ev.ID)
 	case commands.Help:
 		return helpText(""), nil
 	}
@@ -160,7 +143,7 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 // that opened it, as a reviewer's data.
 func (h *IssueComment) commentFollowUp(ctx context.Context, gh github.Client, ev Comment, runID string) (string, error) {
 	f := runs.FollowUp{Reason: "the comment by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
-	return h.followUp(ctx, gh, ev.Repo, runID, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body}, true)
+	return follow.Send(ctx, &h.Base, gh, ev.Repo, runID, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body}, true)
 }
 
 // helpText is the answer to /pitcrew help, and to a command pitcrew does
@@ -177,32 +160,4 @@ func helpText(unknown string) string {
 		"- On a pull request an agent opened, a review (changes requested, or comments) with a `/pitcrew` line goes to that agent's run, with its inline comments.\n" +
 		"- `/pitcrew help`: this list.\n")
 	return b.String()
-}
-
-// commandConfig is the repository's configuration for a command; refusal
-// is the answer when it cannot be used.
-func (b *Base) commandConfig(ctx context.Context, gh github.Client, repo github.Repo) (cfg repoconfig.Config, refusal string, err error) {
-	cfg, err = b.loadRepoConfig(ctx, gh, repo)
-	var cfgErr *repoconfig.Error
-	if errors.As(err, &cfgErr) {
-		return cfg, fmt.Sprintf("Nothing was started: pitcrew could not use `%s`: %s", cfgErr.Path, publish.Text(cfgErr.Err.Error(), 500)), nil
-	}
-	return cfg, "", err
-}
-
-// refuse answers someone without write access, once a day per issue and
-// person however many commands they write.
-func (b *Base) refuse(ctx context.Context, gh github.Client, repo github.Repo, number int, login, perm string) error {
-	first, err := b.Ledger.FirstRefusal(ctx, repo.String(), number, login)
-	if err != nil || !first {
-		return err
-	}
-	return b.reply(ctx, gh, repo, number, fmt.Sprintf("Only people with write access to this repository can give pitcrew commands; %s has %s access.",
-		publish.Code(login, 100), publish.Text(perm, 20)))
-}
-
-// reply answers a command on its issue or pull request.
-func (b *Base) reply(ctx context.Context, gh github.Client, repo github.Repo, number int, text string) error {
-	_, err := gh.CreateComment(ctx, repo, number, text)
-	return err
 }

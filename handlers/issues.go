@@ -2,16 +2,24 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	gogithub "github.com/google/go-github/v66/github"
+	"github.com/rs/zerolog"
+
 	"github.com/pitcrew/pitcrew/exunit"
+	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // IssueLabeled starts a flaky-test fix when an issue gets the flaky label:
@@ -38,12 +46,6 @@ func rejectedLines(rejected []exunit.Rejected) []string {
 	return lines
 }
 
-// FlakyKey is the idempotency key of a flaky test: the repository (GitHub
-// names are case-insensitive) and the test's file:line.
-func FlakyKey(repo string, ref exunit.TestRef) string { return flakyKeyOf(repo, ref.String()) }
-
-func flakyKeyOf(repo, test string) string { return "flaky:" + strings.ToLower(repo) + ":" + test }
-
 // Handle implements githubapp.EventHandler.
 func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
 	ev, ok, err := ParseLabeledIssue(payload)
@@ -54,7 +56,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		return nil
 	}
 	repo := ev.Repo
-	log := logFor(ctx).With().Str("repo", repo.String()).Int("issue", ev.Issue).Logger()
+	log := zerolog.Ctx(ctx).With().Str("repo", repo.String()).Int("issue", ev.Issue).Logger()
 	ctx = log.WithContext(ctx)
 	ownBot := ev.Sender == h.AppSlug+"[bot]"
 	if ev.SenderIsBot && !ownBot {
@@ -78,10 +80,10 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		})
 	}
 
-	cfg, err := h.loadRepoConfig(ctx, gh, repo)
+	cfg, err := h.LoadConfig(ctx, gh, repo)
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
-		if !strings.EqualFold(label, DefaultFlakyLabel) {
+		if !strings.EqualFold(label, flaky.DefaultLabel) {
 			log.Warn().Err(err).Msg("ignoring a label: the repository configuration is invalid")
 			return nil
 		}
@@ -90,7 +92,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	if err != nil {
 		return err
 	}
-	if f := flakyConfig.Of(cfg); !f.Enabled || !strings.EqualFold(label, f.Label) {
+	if f := flaky.Of(cfg); !f.Enabled || !strings.EqualFold(label, f.Label) {
 		log.Info().Str("label", label).Str("flaky_label", f.Label).Bool("enabled", f.Enabled).
 			Msg("ignoring the label: it is not the flaky label of this repository, or flaky.enabled is false")
 		return nil
@@ -101,7 +103,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		if err != nil {
 			return err
 		}
-		if perm != "admin" && perm != "write" {
+		if !work.MayCommand(perm) {
 			log.Info().Str("sender", ev.Sender).Str("permission", perm).Msg("label added without write permission")
 			return notice(label, fmt.Sprintf("Nothing was started: only people with write access to this repository can start a flaky-test fix, and `%s` has %s access. Someone with write access can remove the `%s` label and add it again.", ev.Sender, perm, label))
 		}
@@ -119,13 +121,13 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	var entries []runs.Entry
 	var started []runs.Run
 	for _, ref := range refs {
-		req := fixRequest{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, Ref: ref, Config: cfg}
+		req := flaky.Request{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, Ref: ref, Config: cfg}
 		// An issue a person labelled is a sighting too, counted once per
 		// issue; pitcrew's own tracking issue records a CI sighting already.
 		if !ownBot {
-			req.Seen = &runs.Seen{Key: FlakyKey(repo.String(), ref), Occurrence: fmt.Sprintf("issue:%d", ev.Issue), Where: weburl.Issue(repo.String(), ev.Issue)}
+			req.Seen = &runs.Seen{Key: flaky.Key(repo.String(), ref), Occurrence: fmt.Sprintf("issue:%d", ev.Issue), Where: weburl.Issue(repo.String(), ev.Issue)}
 		}
-		entry, justStarted, err := h.claimFix(ctx, req)
+		entry, justStarted, err := flaky.Claim(ctx, &h.Base, req)
 		if err != nil {
 			return err
 		}
@@ -140,7 +142,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 	if err != nil {
 		return err
 	}
-	h.dashboardChanged(ctx, repo.String(), ev.InstallationID)
+	h.DashboardChanged(ctx, repo.String(), ev.InstallationID)
 	// Issues that attached to a run while it was still queued show its
 	// session link once it has one.
 	for _, run := range started {
@@ -149,4 +151,49 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		}
 	}
 	return nil
+}
+
+// LabeledIssue is what pitcrew takes from an issues "labeled" event.
+type LabeledIssue struct {
+	InstallationID int64
+	Repo           github.Repo
+	Issue          int
+	Label          string
+	Sender         string
+	SenderIsBot    bool
+	// Dashboard says the issue is labelled as a flaky-tests dashboard: the
+	// tests it lists are pitcrew's own record, not a report.
+	Dashboard bool
+	// Text is the title and body. It is untrusted: it only ever goes
+	// through exunit.ExtractTestRefs, never into a prompt.
+	Text string
+}
+
+// ParseLabeledIssue reads an issues event. ok is false for every event
+// that is not a label added to an issue (not a pull request) of an
+// installation; err is set when the payload cannot be read at all.
+func ParseLabeledIssue(payload []byte) (ev LabeledIssue, ok bool, err error) {
+	var raw gogithub.IssuesEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return LabeledIssue{}, false, fmt.Errorf("decoding issues event: %w", err)
+	}
+	// IsPullRequest is not nil-safe, unlike the getters.
+	if raw.GetAction() != "labeled" || raw.Issue == nil || raw.Issue.IsPullRequest() || raw.GetInstallation().GetID() <= 0 ||
+		raw.GetIssue().GetNumber() <= 0 || raw.GetLabel().GetName() == "" || raw.GetSender().GetLogin() == "" {
+		return LabeledIssue{}, false, nil
+	}
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return LabeledIssue{}, false, err
+	}
+	return LabeledIssue{
+		InstallationID: raw.GetInstallation().GetID(),
+		Repo:           repo,
+		Issue:          raw.GetIssue().GetNumber(),
+		Label:          raw.GetLabel().GetName(),
+		Sender:         raw.GetSender().GetLogin(),
+		SenderIsBot:    raw.GetSender().GetType() == "Bot",
+		Dashboard:      slices.ContainsFunc(raw.GetIssue().Labels, func(l *gogithub.Label) bool { return l.GetName() == publish.DashboardLabel }),
+		Text:           raw.GetIssue().GetTitle() + "\n" + raw.GetIssue().GetBody(),
+	}, true, nil
 }

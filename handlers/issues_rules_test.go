@@ -13,6 +13,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
+	"github.com/pitcrew/pitcrew/work"
 )
 
 // startedSessions is a struct fake of the sandbox: it records the
@@ -52,7 +53,7 @@ func (s *startedSessions) Get(context.Context, string) (sandbox.Session, error) 
 func (s *startedSessions) Download(context.Context, string) ([]byte, error) { return nil, nil }
 
 // ruleBase is a Base on the struct fakes and a private Redis database.
-func ruleBase(t *testing.T, gh *githubtest.Fake, sb Sandbox) Base {
+func ruleBase(t *testing.T, gh *githubtest.Fake, sb work.Sandbox) Base {
 	return NewBase(Base{Clients: gh.Clients(), Ledger: runs.NewLedger(testenv.Redis(t)), Sandbox: sb,
 		Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: "pitcrew"})
 }

@@ -1,3 +1,8 @@
+// Package handlers decides what each GitHub event and outside alert
+// means: one file per event or source, plus the job list (this file). A
+// handler parses, decides and makes one call (Runs.Start, Publish.Status,
+// or a step of work/...); the wiring that carries deliveries to it is
+// internal/server.
 package handlers
 
 import (
@@ -6,102 +11,40 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
-	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/flaky"
+	"github.com/pitcrew/pitcrew/work/follow"
+	"github.com/pitcrew/pitcrew/work/profiling"
 )
 
-// jobs is every job pitcrew runs. Each is declared beside its handler;
-// adding one is a line here.
-var jobs = []Job{flakyJob, verifyJob, migrationJob, datadogJob, sentryJob}
+// jobs is every job pitcrew runs; the first also shows subjects whose
+// status names no job. Adding one is a line here.
+var jobs = mustRegister(flaky.Job, follow.VerifyJob, profiling.Job, datadogJob, sentryJob)
 
-// Job is one kind of work as the wiring registers it: what shared code
-// needs to start it and show it (runs.Job), its section of
-// .github/pitcrew.yml, and, for work an outside service asks for, that
-// service's hook.
-type Job struct {
-	runs.Job
-	Config repoconfig.Part
-	Source *Source // nil for jobs GitHub events start
-	// Ended shows a run of the job that ended, for a job whose runs are
-	// shown where another run is (nil: on the run's own subjects).
-	Ended func(b *Base, ctx context.Context, gh github.Client, run runs.Run) error
-	// Dashboard shows the job's runs on the repository's flaky-tests
-	// dashboard, beside the sightings of their tests.
-	Dashboard bool
-	// Retry rebuilds the prompt input of an ended run, for /pitcrew retry
-	// (nil: the job's runs are not started again by hand).
-	Retry func(run runs.Run, cfg repoconfig.Config) (input any, err error)
-}
-
-var (
-	registry     runs.Jobs
-	configSchema repoconfig.Schema // .github/pitcrew.yml: the shared keys and each job's section
-	// defaultJob shows subjects whose status names no job (flaky, before
-	// statuses named theirs) or one this version does not know.
-	defaultJob = flakyJob.Job
-)
-
-// init builds the registry (not a variable initializer, because the jobs'
-// handlers read the schema it builds).
-func init() { registry, configSchema = mustRegister(jobs) }
-
-func mustRegister(list []Job) (runs.Jobs, repoconfig.Schema) {
-	var shared []runs.Job
-	parts := []repoconfig.Part{followUpConfig} // every job's runs take follow-ups
-	for _, j := range list {
-		if !prompts.Has(j.Prompt) {
-			panic("handlers: job " + string(j.Kind) + " names no prompt template " + j.Prompt)
-		}
-		shared = append(shared, j.Job)
-		if j.Config != nil {
-			parts = append(parts, j.Config)
-		}
-	}
-	reg, err := runs.NewJobs(shared...)
+func mustRegister(list ...work.Job) *work.Registry {
+	// every job's runs take follow-ups
+	reg, err := work.NewRegistry([]repoconfig.Part{follow.FollowUps}, list...)
 	if err != nil {
-		panic(err)
+		panic("handlers: " + err.Error())
 	}
-	schema, err := repoconfig.NewSchema(parts...)
-	if err != nil {
-		panic(err)
-	}
-	return reg, schema
+	return reg
 }
 
-// endedOf is what shows an ended run of kind k; nil for its subjects.
-func endedOf(k runs.Kind) func(*Base, context.Context, github.Client, runs.Run) error {
-	j, _ := jobByKind(k)
-	return j.Ended
-}
+// Base is what every handler shares (see work.Env).
+type Base = work.Env
 
-// jobByKind is the registered job of kind k.
-func jobByKind(k runs.Kind) (Job, bool) {
-	for _, j := range jobs {
-		if j.Kind == k {
-			return j, true
-		}
-	}
-	return Job{}, false
-}
-
-// jobOf is the job of a kind, the default job for one nobody registered.
-func jobOf(k runs.Kind) runs.Job {
-	if j, ok := registry.Of(k); ok {
-		return j
-	}
-	return defaultJob
+// NewBase is b with the registered jobs, and its Runs, Finish and Publish
+// made to find each job there; the other fields are the caller's.
+func NewBase(b Base) Base {
+	b.Jobs = jobs
+	b = work.NewEnv(b)
+	b.Finish.Follows = func(run runs.Run) int { return follow.Next(jobs, run) }
+	return b
 }
 
 // Sources are the outside services with a hook of their own.
-func Sources() []*Source {
-	var out []*Source
-	for _, j := range jobs {
-		if j.Source != nil {
-			out = append(out, j.Source)
-		}
-	}
-	return out
-}
+func Sources() []*work.Source { return jobs.Sources() }
 
 // SourceEnvKeys are the variables of every outside source, for the
 // wiring to read into Options.SourceEnv.
@@ -134,6 +77,26 @@ type EventHandler interface {
 func EventHandlers(base Base) []EventHandler {
 	return []EventHandler{&IssueLabeled{base}, &DashboardTick{base}, &WorkflowRun{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base}, &IssueComment{base},
 		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
+}
+
+// CachedReads names what the handlers of a delivery read from the shared
+// cache (runs.Ledger.Cached) before anything else: the configuration of
+// the repository the body names, if it names one. The worker reads them
+// with its own checks of the delivery, in one round trip.
+func CachedReads(body []byte) []string {
+	var ev struct {
+		Repository struct {
+			FullName string `json:"full_name"`
+		} `json:"repository"`
+	}
+	if json.Unmarshal(body, &ev) != nil {
+		return nil
+	}
+	repo, err := github.ParseRepo(ev.Repository.FullName)
+	if err != nil {
+		return nil
+	}
+	return []string{work.ConfigCacheName(repo)}
 }
 
 // Ignored reports, from a verified delivery's body, one every handler of

@@ -14,6 +14,8 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/flaky"
+	"github.com/pitcrew/pitcrew/work/profiling"
 )
 
 // hostileCorpus is outside text that tries every way Markdown on GitHub
@@ -48,13 +50,13 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 	now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	for _, h := range hostileCorpus {
 		seed := int64(7)
-		flaky := runs.Entry{About: "test/x_test.exs:3", RunID: "r1", Relation: runs.ClaimNew, Name: publish.Line(h, 200), Module: publish.Line(h, 200),
+		flakyEntry := runs.Entry{About: "test/x_test.exs:3", RunID: "r1", Relation: runs.ClaimNew, Name: publish.Line(h, 200), Module: publish.Line(h, 200),
 			Seed: &seed, Excerpt: strings.Split(h, "\n"), Sightings: 2}
 		result := &prompts.Result{Outcome: prompts.OutcomeNotFixed, Cause: oneLineCause(t, h), Dependency: oneLineCause(t, h)}
 		done := runs.Run{ID: "r1", State: runs.Completed, Result: result, SessionURL: "https://sandbox.example/s/1"}
 		failed := runs.Run{ID: "r1", State: runs.Failed, Error: "the sandbox could not report on the session (" + publish.Text(h, 200) + ")"}
 		_, rejected := exunit.ExtractTestRefs("see test/" + strings.ReplaceAll(h, " ", "") + "_test.exs:1 and test/a b_test.exs:1")
-		files, notice := usableMigrationNames([]string{"priv/repo/migrations/1_ok.exs", "priv/repo/migrations/" + h + ".exs"})
+		files, notice := profiling.UsableNames([]string{"priv/repo/migrations/1_ok.exs", "priv/repo/migrations/" + h + ".exs"})
 		migration := runs.Entry{About: strings.Repeat("a", 40), RunID: "m1", Relation: runs.ClaimNew}
 		data, _ := json.Marshal(publish.MigrationData{Files: files})
 		migrationRun := runs.Run{ID: "m1", State: runs.Completed, Data: data, SessionURL: "https://sandbox.example/s/2"}
@@ -72,22 +74,22 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 			Error: "its answer had no readable result block (" + publish.Text(h, 200) + ")", SessionURL: "https://sandbox.example/s/1"}
 
 		rendered := map[string]string{
-			"status comment": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}, Rejected: rejectedLines(rejected)},
+			"status comment": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flakyEntry}, Rejected: rejectedLines(rejected)},
 				Runs: map[string]runs.Run{"r1": done}, Now: now}),
-			"status comment, failed run": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": failed}, Now: now}),
+			"status comment, failed run": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flakyEntry}}, Runs: map[string]runs.Run{"r1": failed}, Now: now}),
 			"check run summary": func() string {
-				_, s := publish.RenderCheckRun(runs.View{Status: runs.Status{Heading: ciWhat("workflow", h), Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": done}, Now: now})
+				_, s := publish.RenderCheckRun(runs.View{Status: runs.Status{Heading: flaky.CIWhat("workflow", h), Entries: []runs.Entry{flakyEntry}}, Runs: map[string]runs.Run{"r1": done}, Now: now})
 				return s
 			}(),
-			"flaky tracking issue": trackingBody(flaky, strings.Repeat("b", 40)),
+			"flaky tracking issue": flaky.TrackingBody(flakyEntry, strings.Repeat("b", 40)),
 			"slow-query report": publish.RenderReport(runs.View{Status: runs.Status{Notice: notice, Entries: []runs.Entry{migration}}, Runs: map[string]runs.Run{"m1": migrationRun},
 				Reports: map[string]string{"m1": "## Slow queries\n\nmaterialized views were refreshed: " + h + "\n\n" + h}, Now: now}),
 			"alert comment": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": done}}),
 			"alert comment, outside the code": publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}},
 				Runs: map[string]runs.Run{"r1": {ID: "r1", State: runs.Completed, Result: &prompts.Result{Outcome: prompts.OutcomeOutsideCode, Cause: result.Cause, Dependency: result.Dependency}}}}),
-			"status comment, answer without a result block": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": unread}, Now: now}),
+			"status comment, answer without a result block": publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flakyEntry}}, Runs: map[string]runs.Run{"r1": unread}, Now: now}),
 			"alert comment, answer without a result block":  publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": unread}}),
-			"status comment, followed pull request":         publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flaky}}, Runs: map[string]runs.Run{"r1": followed}, Now: now}),
+			"status comment, followed pull request":         publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flakyEntry}}, Runs: map[string]runs.Run{"r1": followed}, Now: now}),
 			"alert comment, followed pull request":          publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": followed}}),
 			"evidence check run summary":                    publish.RenderEvidence(evidence.JobFlaky, 77, review).Summary,
 			"alert issue body":                              alertIssueBody(alert),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/testenv"
+	"github.com/pitcrew/pitcrew/work/profiling"
 )
 
 func TestMigrationFiles(t *testing.T) {
@@ -15,12 +16,12 @@ func TestMigrationFiles(t *testing.T) {
 		{Path: "apps/core/nested/priv/repo/migrations/3_c.exs", Status: "added"}, {Path: "priv/repo/migrations/4_d.exs", Status: "removed"},
 		{Path: "priv/repo/migrations/README.md", Status: "added"}, {Path: "priv/repo/seeds.exs", Status: "modified"},
 	}
-	got := MigrationFiles(files, migrationConfig.Defaults().Paths)
+	got := profiling.Files(files, profiling.Section.Defaults().Paths)
 	want := []string{"apps/core/priv/repo/migrations/2_b.exs", "priv/repo/migrations/1_a.exs"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q", got)
 	}
-	if got := MigrationFiles(files, []string{"apps/*/nested/priv/repo/migrations/"}); len(got) != 1 {
+	if got := profiling.Files(files, []string{"apps/*/nested/priv/repo/migrations/"}); len(got) != 1 {
 		t.Fatalf("configured path: %q", got)
 	}
 }
@@ -43,7 +44,7 @@ func FuzzParseMergedPull(f *testing.F) {
 	f.Add(testenv.MergedPullEvent(f, 12, testenv.MergeSHA))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParseMergedPull(payload)
-		if ok && (ev.Number <= 0 || !validSHA(ev.MergeSHA) || ev.InstallationID <= 0) {
+		if ok && (ev.Number <= 0 || !github.ValidSHA(ev.MergeSHA) || ev.InstallationID <= 0) {
 			t.Fatalf("accepted %+v", ev)
 		}
 	})
@@ -54,7 +55,7 @@ func FuzzParseDefaultBranchPush(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParseDefaultBranchPush(payload)
-		if ok && (!validSHA(ev.After) || ev.InstallationID <= 0) {
+		if ok && (!github.ValidSHA(ev.After) || ev.InstallationID <= 0) {
 			t.Fatalf("accepted %+v", ev)
 		}
 	})

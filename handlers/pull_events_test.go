@@ -87,7 +87,7 @@ func FuzzParsePullEvents(f *testing.F) {
 		if ev, ok, _ := ParsePullChange(payload); ok && (ev.Number <= 0 || ev.InstallationID <= 0 || ev.Repo.Name == "") {
 			t.Fatalf("pull change %+v", ev)
 		}
-		if ev, ok, _ := ParseFinishedSuite(payload); ok && (len(ev.Pulls) == 0 || len(ev.Pulls) > 10 || !validSHA(ev.HeadSHA) || ev.App == "") {
+		if ev, ok, _ := ParseFinishedSuite(payload); ok && (len(ev.Pulls) == 0 || len(ev.Pulls) > 10 || !github.ValidSHA(ev.HeadSHA) || ev.App == "") {
 			t.Fatalf("suite %+v", ev)
 		}
 		if ev, ok, _ := ParseReview(payload); ok && (ev.Reviewer == "" || ev.Number <= 0 || ev.InstallationID <= 0) {

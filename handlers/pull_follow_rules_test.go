@@ -12,6 +12,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // endedRun is a run of kind on key, started from issue (its subject),
@@ -89,17 +90,17 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 					fixedIn(c.prURL)(r)
 				}
 			})
-			if followsPull(run) != c.follows {
-				t.Fatalf("follows %v, want %v", followsPull(run), c.follows)
+			if follow.Follows(jobs, run) != c.follows {
+				t.Fatalf("follows %v, want %v", follow.Follows(jobs, run), c.follows)
 			}
 			if !c.follows {
 				return
 			}
-			run, err := b.followPull(context.Background(), gh, run)
+			run, err := follow.Pull(context.Background(), &b, gh, run)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.PR == nil || run.PR.State != c.state || followsPull(run) {
+			if run.PR == nil || run.PR.State != c.state || follow.Follows(jobs, run) {
 				t.Fatalf("pull %+v", run.PR)
 			}
 			if id, _ := b.Ledger.PullRun(context.Background(), "HexPM/hexpm", 77); id != run.ID {
@@ -116,7 +117,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 				t.Fatalf("suites %v: the CI's, not pitcrew's own", run.PR.Suites)
 			}
 			// Read again at the same head: nothing is checked twice.
-			again, err := b.pullRead(context.Background(), gh, run.Repo, run.ID, 77, pullNews{reread: true})
+			again, err := follow.Read(context.Background(), &b, gh, run.Repo, run.ID, 77, follow.News{Reread: true})
 			if err != nil || len(gh.Checks) != len(titles) || again.PR.State != c.state {
 				t.Fatalf("read again: %v, %d check runs", err, len(gh.Checks))
 			}
@@ -142,11 +143,11 @@ func TestAnEvidenceCheckRunWhoseRecordWasLostIsNotCreatedTwice(t *testing.T) {
 			cancel()
 		}
 	}
-	if _, err := b.followPull(lost, gh, run); err == nil {
+	if _, err := follow.Pull(lost, &b, gh, run); err == nil {
 		t.Fatal("the attempt whose record was lost succeeded")
 	}
 	gh.AfterWrite = nil
-	run, err := b.followPull(ctx, gh, run)
+	run, err := follow.Pull(ctx, &b, gh, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestAPullRequestNamedByALaterRunIsHandedOver(t *testing.T) {
 	b := ruleBase(t, gh, &startedSessions{})
 	ctx := context.Background()
 	ended := func(key string, issue int) runs.Run {
-		run, err := b.followPull(ctx, gh, endedRun(t, b, runs.KindFlaky, key, issue, "ses_"+key, fixedIn(pull77)))
+		run, err := follow.Pull(ctx, &b, gh, endedRun(t, b, runs.KindFlaky, key, issue, "ses_"+key, fixedIn(pull77)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestAPullRequestNamedByALaterRunIsHandedOver(t *testing.T) {
 		t.Fatalf("the later run's pull request %+v", second.PR)
 	}
 	// The same run following again hands nothing over.
-	if _, err := b.followPull(ctx, gh, second); err != nil {
+	if _, err := follow.Pull(ctx, &b, gh, second); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := b.Ledger.Get(ctx, second.ID); got.PR.TakenOver {

@@ -6,11 +6,14 @@ import (
 	"fmt"
 
 	gogithub "github.com/google/go-github/v66/github"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/follow"
+	"github.com/pitcrew/pitcrew/work/profiling"
 )
 
 // PullRequest follows the pull requests agents opened (a push, a close or
@@ -68,7 +71,7 @@ func ParseMergedPull(payload []byte) (ev MergedPull, ok bool, err error) {
 		return MergedPull{}, false, fmt.Errorf("decoding pull_request event: %w", err)
 	}
 	pr := raw.GetPullRequest()
-	if raw.GetAction() != "closed" || !pr.GetMerged() || raw.GetInstallation().GetID() <= 0 || pr.GetNumber() <= 0 || !validSHA(pr.GetMergeCommitSHA()) {
+	if raw.GetAction() != "closed" || !pr.GetMerged() || raw.GetInstallation().GetID() <= 0 || pr.GetNumber() <= 0 || !github.ValidSHA(pr.GetMergeCommitSHA()) {
 		return MergedPull{}, false, nil
 	}
 	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
@@ -98,24 +101,24 @@ func (h *PullRequest) Handle(ctx context.Context, _, deliveryID string, payload 
 	if !ok {
 		return nil
 	}
-	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Int("pull", ev.Number).Logger().WithContext(ctx)
+	ctx = zerolog.Ctx(ctx).With().Str("repo", ev.Repo.String()).Int("pull", ev.Number).Logger().WithContext(ctx)
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
 		return err
 	}
 	changed, err := gh.ChangedFiles(ctx, ev.Repo, ev.Number)
-	if err != nil || !mayHoldMigrations(changed) {
+	if err != nil || !profiling.MayHoldMigrations(changed) {
 		return err
 	}
-	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return migrationConfig.Of(c).Enabled })
+	cfg, proceed, err := h.JobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return profiling.Section.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
-	files := MigrationFiles(changed, migrationConfig.Of(cfg).Paths)
+	files := profiling.Files(changed, profiling.Section.Of(cfg).Paths)
 	if len(files) == 0 {
 		return nil
 	}
-	return h.profileMerge(ctx, gh, mergeSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
+	return profiling.Start(ctx, &h.Base, gh, profiling.Signal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
 		Commit: ev.MergeSHA, PR: ev.Number, Subject: runs.Subject{Repo: ev.Repo.String(), Issue: ev.Number}}, files, cfg)
 }
 
@@ -125,5 +128,5 @@ func (h *PullRequest) pullChanged(ctx context.Context, ev PullChange) error {
 	if err != nil {
 		return err
 	}
-	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{reread: true})
+	return follow.Update(ctx, &h.Base, gh, ev.Repo, ev.Number, follow.News{Reread: true})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // PullRequestReview records reviews of a pull request an agent opened:
@@ -80,12 +81,12 @@ func (h *PullRequestReview) Handle(ctx context.Context, _, _ string, payload []b
 	if ev.State == "commented" || ev.State == "changes_requested" {
 		// The follow-up first, unshown when a verdict follows: the
 		// verdict's edit shows both.
-		if err := h.reviewFollowUp(ctx, gh, ev, ev.State == "commented"); err != nil {
+		if err := follow.SendReview(ctx, &h.Base, gh, follow.Review{Repo: ev.Repo, Number: ev.Number, ID: ev.ID, Reviewer: ev.Reviewer, Body: ev.Body}, ev.State == "commented"); err != nil {
 			return err
 		}
 	}
 	if ev.State == "commented" {
 		return nil
 	}
-	return h.updatePull(ctx, gh, ev.Repo, ev.Number, pullNews{apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }})
+	return follow.Update(ctx, &h.Base, gh, ev.Repo, ev.Number, follow.News{Apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }})
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 
 	gogithub "github.com/google/go-github/v66/github"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/profiling"
 )
 
 // Push starts a slow-query report for migrations pushed straight to the
@@ -36,7 +39,7 @@ func ParseDefaultBranchPush(payload []byte) (ev DefaultBranchPush, ok bool, err 
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return DefaultBranchPush{}, false, fmt.Errorf("decoding push event: %w", err)
 	}
-	if raw.GetInstallation().GetID() <= 0 || raw.GetDeleted() || raw.GetRef() != "refs/heads/"+raw.GetRepo().GetDefaultBranch() || !validSHA(raw.GetAfter()) {
+	if raw.GetInstallation().GetID() <= 0 || raw.GetDeleted() || raw.GetRef() != "refs/heads/"+raw.GetRepo().GetDefaultBranch() || !github.ValidSHA(raw.GetAfter()) {
 		return DefaultBranchPush{}, false, nil
 	}
 	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
@@ -66,30 +69,30 @@ func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte)
 	}
 	for _, f := range ev.Changed {
 		if f.Path == repoconfig.Path {
-			if err := h.Ledger.Uncache(ctx, configCacheName(ev.Repo)); err != nil {
+			if err := h.Ledger.Uncache(ctx, work.ConfigCacheName(ev.Repo)); err != nil {
 				return err
 			}
 		}
 	}
-	if !mayHoldMigrations(ev.Changed) {
+	if !profiling.MayHoldMigrations(ev.Changed) {
 		return nil
 	}
-	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Str("commit", ev.After).Logger().WithContext(ctx)
+	ctx = zerolog.Ctx(ctx).With().Str("repo", ev.Repo.String()).Str("commit", ev.After).Logger().WithContext(ctx)
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
 		return err
 	}
-	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return migrationConfig.Of(c).Enabled })
+	cfg, proceed, err := h.JobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return profiling.Section.Of(c).Enabled })
 	if !proceed {
 		return err
 	}
-	files := MigrationFiles(ev.Changed, migrationConfig.Of(cfg).Paths)
+	files := profiling.Files(ev.Changed, profiling.Section.Of(cfg).Paths)
 	if len(files) == 0 {
 		return nil
 	}
 	if pr, err := gh.MergedPullFor(ctx, ev.Repo, ev.After); err != nil || pr != 0 {
 		return err // the pull request's own event reports on it
 	}
-	return h.profileMerge(ctx, gh, mergeSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
+	return profiling.Start(ctx, &h.Base, gh, profiling.Signal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
 		Commit: ev.After, Subject: runs.Subject{Repo: ev.Repo.String(), Commit: ev.After, Source: runs.SourceCommit}}, files, cfg)
 }

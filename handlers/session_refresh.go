@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // SessionRefresher reads a session from the sandbox API and, once it has
@@ -26,7 +30,7 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 	if err != nil {
 		return err
 	}
-	log := logFor(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("session_id", sessionID).Str("repo", run.Repo).Logger()
+	log := zerolog.Ctx(ctx).With().Str("run_id", run.ID).Str("idempotency_key", run.Key).Str("session_id", sessionID).Str("repo", run.Repo).Logger()
 	ctx = log.WithContext(ctx)
 	// The task that records the outcome shows it, and so does the same
 	// task run again (it may have stopped between the two); a later read
@@ -39,11 +43,11 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 			return err
 		}
 		if !run.State.Terminal() {
-			if !task.Reconcile || h.now().Sub(run.StartedAt) <= h.maxRunAge() {
+			if !task.Reconcile || h.Time().Sub(run.StartedAt) <= maxRunAge(&h.Base) {
 				return nil
 			}
 			run, err = h.Ledger.Move(ctx, run, runs.Failed, func(r *runs.Run) {
-				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", h.maxRunAge())
+				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", maxRunAge(&h.Base))
 				r.Published, r.RecordedBy = true, taskID
 			})
 			if err != nil {
@@ -53,7 +57,7 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 		}
 	}
 	shows := recorded || !run.Published || taskID != "" && run.RecordedBy == taskID
-	if !shows && !followsPull(run) && !verifyPending(run) {
+	if !shows && !follow.Follows(h.Jobs, run) && !follow.VerifyPending(run) {
 		return nil
 	}
 	gh, err := h.Clients.Installation(run.InstallationID)
@@ -93,23 +97,31 @@ func (h *SessionRefresher) runOf(ctx context.Context, task queue.Refresh) (runs.
 // is a failure to read the pull request or start the verification, after
 // the outcome was shown all the same.
 func (h *SessionRefresher) show(ctx context.Context, gh github.Client, run *runs.Run) (retry, err error) {
-	if ended := endedOf(run.Kind); ended != nil {
-		return nil, ended(&h.Base, ctx, gh, *run)
+	if j, _ := h.Jobs.Job(run.Kind); j.Ended != nil {
+		return nil, j.Ended(ctx, &h.Base, gh, *run)
 	}
 	var followErr error
-	if followsPull(*run) {
-		if followed, err := h.followPull(ctx, gh, *run); err != nil {
+	if follow.Follows(h.Jobs, *run) {
+		if followed, err := follow.Pull(ctx, &h.Base, gh, *run); err != nil {
 			followErr = fmt.Errorf("following %s: %w", run.PullRequest(), err)
 		} else {
 			*run = followed
 		}
 	}
 	if followErr == nil {
-		if verifying, err := h.verifyFix(ctx, gh, *run); err != nil {
+		if verifying, err := follow.Verify(ctx, &h.Base, gh, *run); err != nil {
 			followErr = fmt.Errorf("verifying %s: %w", run.PullRequest(), err)
 		} else {
 			*run = verifying
 		}
 	}
 	return followErr, h.Publish.Subjects(ctx, gh, *run, runs.Subject{})
+}
+
+// maxRunAge is when a session that never ends is reported failed.
+func maxRunAge(b *Base) time.Duration {
+	if b.MaxRunAge > 0 {
+		return b.MaxRunAge
+	}
+	return 24 * time.Hour
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // When a fix's pull request is verified independently, and with which
@@ -49,7 +51,7 @@ func TestWhenAFixIsVerified(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Installation: testenv.Installation, Config: c.config, Pulls: map[int]github.PullRequest{}}
 			sessions := &startedSessions{}
-			var sb Sandbox = sessions
+			var sb work.Sandbox = sessions
 			if c.refused {
 				sb = refusingSandbox{sessions}
 			}
@@ -70,7 +72,7 @@ func TestWhenAFixIsVerified(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range 2 { // a second event of the same head decides nothing again
-				if fix, err = b.verifyFix(ctx, gh, fix); err != nil {
+				if fix, err = follow.Verify(ctx, &b, gh, fix); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -113,7 +115,7 @@ func TestAHeadVerifiedBeforeShowsItsResult(t *testing.T) {
 	repo, _ := github.ParseRepo("hexpm/hexpm")
 	agrees := &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
 		evidence.PhaseBefore: {Runs: 1, FailedRuns: 1, Seeds: []int64{8}, FailingSeeds: []int64{8}}, evidence.PhaseAfter: {Runs: 50, Seeds: []int64{8}}}}
-	old, _, err := b.Ledger.Claim(ctx, runs.Run{Key: VerifyKey(repo, 77, head), Kind: kindVerify, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Delivery: "earlier"}, runs.Retention, 100, runs.Subject{})
+	old, _, err := b.Ledger.Claim(ctx, runs.Run{Key: follow.VerifyKey(repo, 77, head), Kind: follow.VerifyJob.Kind, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Delivery: "earlier"}, runs.Retention, 100, runs.Subject{})
 	if err == nil {
 		old, err = b.Ledger.Move(ctx, old, runs.Started, func(r *runs.Run) { r.SessionID = "ses_old" })
 	}
@@ -131,7 +133,7 @@ func TestAHeadVerifiedBeforeShowsItsResult(t *testing.T) {
 		})
 	}
 	if err == nil {
-		fix, err = b.verifyFix(ctx, gh, fix)
+		fix, err = follow.Verify(ctx, &b, gh, fix)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -9,12 +9,14 @@ import (
 	"strconv"
 
 	gogithub "github.com/google/go-github/v66/github"
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // maxLogBytes bounds one job log read; the parser streams it.
@@ -49,12 +51,12 @@ type RerunPassed struct {
 	HeadSHA        string
 	Workflow       string
 	URL            string
-	Origin         CommitOrigin
+	Origin         flaky.CommitOrigin
 }
 
 // ParseRerunPassed reads a workflow_run event; ok is false unless it is a
 // completed, successful attempt, for an installation, on a commit that may
-// be the repository's own (see CommitOrigin).
+// be the repository's own (see flaky.CommitOrigin).
 func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 	var raw gogithub.WorkflowRunEvent
 	if err := json.Unmarshal(payload, &raw); err != nil {
@@ -64,10 +66,10 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 	if run == nil {
 		return RerunPassed{}, false, nil
 	}
-	origin := CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: raw.GetRepo().GetFullName(), HeadRepo: run.GetHeadRepository().GetFullName(),
+	origin := flaky.CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: raw.GetRepo().GetFullName(), HeadRepo: run.GetHeadRepository().GetFullName(),
 		HeadBranch: run.GetHeadBranch(), PullHeadRepoIDs: pullHeadRepoIDs(run.PullRequests)}
-	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 1 || origin.Ownership() == NotOurs ||
-		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 || !validSHA(run.GetHeadSHA()) {
+	if raw.GetAction() != "completed" || run.GetConclusion() != "success" || run.GetRunAttempt() < 1 || origin.Ownership() == flaky.NotOurs ||
+		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 || !github.ValidSHA(run.GetHeadSHA()) {
 		return RerunPassed{}, false, nil
 	}
 	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
@@ -87,7 +89,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	if !ok {
 		return nil
 	}
-	ctx = logFor(ctx).With().Str("repo", ev.Repo.String()).Int64("workflow_run", ev.RunID).Logger().WithContext(ctx)
+	ctx = zerolog.Ctx(ctx).With().Str("repo", ev.Repo.String()).Int64("workflow_run", ev.RunID).Logger().WithContext(ctx)
 	gh, err := h.Clients.Installation(ev.InstallationID)
 	if err != nil {
 		return err
@@ -95,13 +97,13 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	if ev.Attempt < 2 && ev.CheckSuiteID <= 0 {
 		return nil // a first attempt can only hold in-job retries, found through its suite
 	}
-	cfg, proceed, err := h.jobConfig(ctx, gh, ev.Repo, flakyEnabled)
+	cfg, proceed, err := h.JobConfig(ctx, gh, ev.Repo, flaky.Enabled)
 	if !proceed {
 		return err
 	}
 	read := &jobLogs{gh: gh, repo: ev.Repo, reports: map[int64]exunit.Report{}}
-	var logs []ciLog
-	if flakyConfig.Of(cfg).InJobRetries {
+	var logs []flaky.CILog
+	if flaky.Of(cfg).InJobRetries {
 		if logs, err = inJobRetryLogs(ctx, gh, read, ev); err != nil {
 			return err
 		}
@@ -110,7 +112,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		return nil // a green run with no retried test: nothing to report
 	}
 	// Only now, with something to act on: is the commit the repository's?
-	if ours, err := commitIsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
+	if ours, err := flaky.IsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {
 		return err
 	}
 	if ev.Attempt >= 2 {
@@ -121,19 +123,19 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		logs = append(earlier, logs...)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "workflow_run:" + strconv.FormatInt(ev.RunID, 10)}
-	return h.reportCIFlakes(ctx, gh, ciSignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: ciWhat("workflow", ev.Workflow), URL: ev.URL}, logs, cfg)
+	return flaky.ReportCI(ctx, &h.Base, gh, flaky.CISignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: flaky.CIWhat("workflow", ev.Workflow), URL: ev.URL}, logs, cfg)
 }
 
 // rerunLogs reads the failed jobs of the attempts before the passing one.
 // A failure is a candidate only when the passing attempt's job of the
 // same name ran the test and passed it; the others are set aside with
 // the reason.
-func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
+func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]flaky.CILog, error) {
 	passingJobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, ev.Attempt)
 	if err != nil {
 		return nil, err
 	}
-	var logs []ciLog
+	var logs []flaky.CILog
 	for attempt := ev.Attempt - 1; attempt >= 1 && attempt >= ev.Attempt-maxEarlierAttempts; attempt-- {
 		jobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, attempt)
 		if err != nil {
@@ -147,7 +149,7 @@ func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPas
 			if err != nil {
 				return nil, err
 			}
-			l := ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep}
+			l := flaky.CILog{Occurrence: fmt.Sprintf("workflow_run:%d/%d", ev.RunID, attempt), Job: job.Name, Report: rep}
 			if len(rep.Flaky()) > 0 {
 				var pass exunit.Report // empty when the passing attempt has no such successful job
 				if i := slices.IndexFunc(passingJobs, func(j github.CIJob) bool { return j.Name == job.Name && j.Conclusion == "success" }); i >= 0 {
@@ -155,7 +157,7 @@ func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPas
 						return nil, err
 					}
 				}
-				l.Flakes, l.NotFlaky = passedOnRetry(rep, pass)
+				l.Flakes, l.NotFlaky = flaky.PassedOnRetry(rep, pass)
 			}
 			logs = append(logs, l)
 		}
@@ -167,7 +169,7 @@ func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPas
 // their tests failed: a successful check run carrying an ExUnit failure
 // annotation (setup-beam's problem matcher makes one per failure). Only
 // their logs are read; a suite without such a check run costs one call.
-func inJobRetryLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]ciLog, error) {
+func inJobRetryLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]flaky.CILog, error) {
 	if ev.CheckSuiteID <= 0 {
 		return nil, nil
 	}
@@ -175,7 +177,7 @@ func inJobRetryLogs(ctx context.Context, gh github.Client, read *jobLogs, ev Rer
 	if err != nil {
 		return nil, err
 	}
-	var logs []ciLog
+	var logs []flaky.CILog
 	looked := 0
 	for _, c := range checks {
 		if c.Conclusion != "success" || c.Annotations == 0 || looked == maxRetriedJobs {
@@ -194,7 +196,7 @@ func inJobRetryLogs(ctx context.Context, gh github.Client, read *jobLogs, ev Rer
 			return nil, err
 		}
 		if flakes := rep.RetriedFlakes(); len(flakes) > 0 {
-			logs = append(logs, ciLog{Occurrence: fmt.Sprintf("workflow_run:%d/%d/job:%d", ev.RunID, ev.Attempt, c.ID), Job: c.Name, Report: rep, Flakes: flakes})
+			logs = append(logs, flaky.CILog{Occurrence: fmt.Sprintf("workflow_run:%d/%d/job:%d", ev.RunID, ev.Attempt, c.ID), Job: c.Name, Report: rep, Flakes: flakes})
 		}
 	}
 	return logs, nil
@@ -229,16 +231,4 @@ func (l *jobLogs) report(ctx context.Context, jobID int64) (exunit.Report, error
 		l.reports[jobID] = rep
 	}
 	return rep, err
-}
-
-func validSHA(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

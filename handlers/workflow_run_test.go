@@ -32,7 +32,7 @@ func FuzzParseRerunPassed(f *testing.F) {
 	f.Add(testenv.RerunPassedEvent(f, 7, testenv.HeadSHA))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParseRerunPassed(payload)
-		if ok && (ev.Attempt < 1 || ev.RunID <= 0 || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0) {
+		if ok && (ev.Attempt < 1 || ev.RunID <= 0 || !github.ValidSHA(ev.HeadSHA) || ev.InstallationID <= 0) {
 			t.Fatalf("accepted %+v", ev)
 		}
 	})
@@ -43,7 +43,7 @@ func FuzzParsePassedCheck(f *testing.F) {
 	f.Add([]byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + testenv.HeadSHA + `","app":{"slug":"circleci-checks"}}}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, ok, _ := ParsePassedCheck(payload, "pitcrew")
-		if ok && (ev.ID <= 0 && ev.Name == "" || !validSHA(ev.HeadSHA) || ev.InstallationID <= 0 || ev.Name == publish.CheckRunName) {
+		if ok && (ev.ID <= 0 && ev.Name == "" || !github.ValidSHA(ev.HeadSHA) || ev.InstallationID <= 0 || ev.Name == publish.CheckRunName) {
 			t.Fatalf("accepted %+v", ev)
 		}
 	})

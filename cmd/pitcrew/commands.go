@@ -16,13 +16,13 @@ import (
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
+	"github.com/pitcrew/pitcrew/work"
 )
 
 // replayCommand implements `pitcrew replay --event TYPE --file PAYLOAD
@@ -74,7 +74,7 @@ func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer
 		return err
 	}
 	defer rdb.Close()
-	var sb handlers.Sandbox = noSandbox{}
+	var sb work.Sandbox = noSandbox{}
 	if c, err := sandbox.NewClient(sandbox.Config{BaseURL: cfg.RushAPIURL, Org: cfg.RushOrg, APIKey: cfg.RushAPIKey, Agent: cfg.RushAgent}); err == nil {
 		sb = c
 	} else if !dry {

@@ -30,6 +30,20 @@ func ParseRepo(full string) (Repo, error) {
 	return Repo{owner, name}, nil
 }
 
+// ValidSHA reports whether s is a full commit id as GitHub writes it: 40
+// lower-case hex digits.
+func ValidSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Client is the part of GitHub's REST API pitcrew uses, as one
 // installation sees it, split by resource so that a handler can declare
 // only the part it needs. Keeping it narrow keeps the handlers' needs (and

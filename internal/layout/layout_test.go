@@ -13,7 +13,10 @@ const module = "github.com/pitcrew/pitcrew"
 
 // pipeline is every stage package; domain packages (exunit, alerts, setup)
 // and pure helpers may not import any of them.
-var pipeline = []string{module + "/handlers", module + "/runs", module + "/prompts", module + "/sandbox", module + "/publish", module + "/cmd/pitcrew"}
+var pipeline = append([]string{module + "/handlers", module + "/runs", module + "/prompts", module + "/sandbox", module + "/publish", module + "/cmd/pitcrew"}, steps...)
+
+// steps are the packages of what the jobs share (work and its concerns).
+var steps = []string{module + "/work", module + "/work/flaky", module + "/work/follow", module + "/work/incidents", module + "/work/dashboard", module + "/work/profiling"}
 
 var transport = []string{"net/http", "github.com/hibiken/asynq", "github.com/redis/go-redis/v9", "github.com/google/go-github/v66/github"}
 
@@ -21,14 +24,22 @@ var transport = []string{"net/http", "github.com/hibiken/asynq", "github.com/red
 var forbidden = map[string][]string{
 	// a handler parses, decides and makes one call; carrying is the wiring's part
 	// (go-github stays: its event types are how handlers read payloads)
-	module + "/handlers":        append([]string{module + "/sandbox", module + "/internal/server", module + "/internal/ops", module + "/cmd/pitcrew"}, without(transport, "github.com/google/go-github/v66/github")...),
-	module + "/prompts":         without(pipeline, module+"/prompts"),
-	module + "/sandbox":         without(pipeline, module+"/sandbox"),
-	module + "/publish":         append([]string{module + "/handlers", module + "/sandbox", module + "/cmd/pitcrew"}, transport...),
-	module + "/exunit":          append(append([]string{}, pipeline...), transport...),
-	module + "/alerts":          append(append([]string{}, pipeline...), transport...),
-	module + "/evidence":        append(append([]string{}, pipeline...), transport...),
-	module + "/commands":        append(append([]string{}, pipeline...), transport...),
+	module + "/handlers": append([]string{module + "/sandbox", module + "/internal/server", module + "/internal/ops", module + "/cmd/pitcrew"}, without(transport, "github.com/google/go-github/v66/github")...),
+	module + "/prompts":  without(pipeline, module+"/prompts"),
+	module + "/sandbox":  without(pipeline, module+"/sandbox"),
+	module + "/publish":  append([]string{module + "/handlers", module + "/sandbox", module + "/cmd/pitcrew"}, transport...),
+	module + "/exunit":   append(append([]string{}, pipeline...), transport...),
+	module + "/alerts":   append(append([]string{}, pipeline...), transport...),
+	module + "/evidence": append(append([]string{}, pipeline...), transport...),
+	module + "/commands": append(append([]string{}, pipeline...), transport...),
+	// the steps the jobs share reach GitHub and the sandbox only through
+	// interfaces; they know no handler and no wiring
+	module + "/work":            stepRule,
+	module + "/work/flaky":      stepRule,
+	module + "/work/follow":     stepRule,
+	module + "/work/incidents":  stepRule,
+	module + "/work/dashboard":  stepRule,
+	module + "/work/profiling":  stepRule,
 	module + "/internal/weburl": append(append([]string{}, pipeline...), transport...),
 	module + "/internal/relay":  append([]string{}, pipeline...),
 	// making a write durable knows nothing of what was written
@@ -46,6 +57,8 @@ var forbidden = map[string][]string{
 	// the repository configuration knows no job: each job declares its section
 	module + "/internal/repoconfig": append(append([]string{}, pipeline...), transport...),
 }
+
+var stepRule = append([]string{module + "/handlers", module + "/sandbox", module + "/internal/server", module + "/internal/ops", module + "/cmd/pitcrew"}, transport...)
 
 // onlyFrom lists packages that only the wiring may import.
 var onlyFrom = map[string][]string{

@@ -17,7 +17,7 @@ import (
 )
 
 // builtStruct is how errors name the struct Parse builds ("in type
-// struct { DailyLimit int ...; S0 handlers.FlakyConfig ... }").
+// struct { DailyLimit int ...; S0 flaky.Config ... }").
 var builtStruct = regexp.MustCompile(`in type struct \{[^}]*\}`)
 
 // Path is where a repository configures pitcrew.

@@ -28,6 +28,8 @@ import (
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/dashboard"
 )
 
 // Options is everything the app is built from. cmd/pitcrew fills it from
@@ -38,7 +40,7 @@ type Options struct {
 	AppSlug           string
 	ClientCreator     githubapp.ClientCreator
 	Redis             redis.UniversalClient
-	Sandbox           handlers.Sandbox
+	Sandbox           work.Sandbox
 	Logger            zerolog.Logger
 	Registry          *prometheus.Registry
 
@@ -145,7 +147,7 @@ func NewApp(o Options) (*App, error) {
 		if err != nil {
 			return queue.Permanent(err)
 		}
-		err = base.RefreshDashboard(ctx, d.Repo, d.InstallationID)
+		err = dashboard.Refresh(ctx, &base, d.Repo, d.InstallationID)
 		if github.WillNotChange(err) { // issues off, the app removed, ...: the next window tries again
 			return queue.Permanent(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/sandbox"
+	"github.com/pitcrew/pitcrew/work"
 )
 
 // Action is something a handler did, or in a dry run would have done, to
@@ -221,7 +222,7 @@ func (g *recordingGitHub) EditCommitComment(ctx context.Context, repo github.Rep
 
 // recordingSandbox records session starts; in a dry run it starts none.
 type recordingSandbox struct {
-	handlers.Sandbox
+	work.Sandbox
 	rec *recorder
 }
 

@@ -1,4 +1,4 @@
-package handlers
+package follow
 
 import (
 	"context"
@@ -9,14 +9,25 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
-// reviewFollowUp sends a review of a followed pull request to the run that
+// Review is a review a person with a say in the repository submitted on
+// a pull request.
+type Review struct {
+	Repo     github.Repo
+	Number   int
+	ID       int64
+	Reviewer string
+	Body     string
+}
+
+// SendReview sends a review of a followed pull request to the run that
 // opened it, when the review or one of its inline comments has a /pitcrew
 // line: the review's text and each inline comment with its file and line,
 // as a reviewer's data. Once per review, from people with write access,
-// within followups.max_per_run. show is as for followUp.
-func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review, show bool) error {
+// within followups.max_per_run. show is as for Send.
+func SendReview(ctx context.Context, b *work.Env, gh github.Client, ev Review, show bool) error {
 	runID, err := b.Ledger.PullRun(ctx, ev.Repo.String(), ev.Number)
 	if err != nil || runID == "" {
 		return err
@@ -36,24 +47,24 @@ func (b *Base) reviewFollowUp(ctx context.Context, gh github.Client, ev Review, 
 		return nil
 	}
 	source := fmt.Sprintf("review:%d", ev.ID)
-	return b.once(ctx, ev.Repo, source, func() error {
-		answer, err := b.sendReview(ctx, gh, ev, runID, source, notes, ack, show)
+	return b.Once(ctx, ev.Repo, source, func() error {
+		answer, err := askReview(ctx, b, gh, ev, runID, source, notes, ack, show)
 		if err != nil || answer == "" {
 			return err
 		}
-		return b.reply(ctx, gh, ev.Repo, ev.Number, answer)
+		return work.Reply(ctx, gh, ev.Repo, ev.Number, answer)
 	})
 }
 
-// sendReview checks the reviewer may ask, then sends the follow-up; it
+// askReview checks the reviewer may ask, then sends the follow-up; it
 // says why when it sends nothing.
-func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runID, source string, notes []github.ReviewComment, ack int64, show bool) (string, error) {
+func askReview(ctx context.Context, b *work.Env, gh github.Client, ev Review, runID, source string, notes []github.ReviewComment, ack int64, show bool) (string, error) {
 	perm, err := gh.Permission(ctx, ev.Repo, ev.Reviewer)
 	if err != nil {
 		return "", err
 	}
-	if perm != "admin" && perm != "write" {
-		return "", b.refuse(ctx, gh, ev.Repo, ev.Number, ev.Reviewer, perm)
+	if !work.MayCommand(perm) {
+		return "", b.Refuse(ctx, gh, ev.Repo, ev.Number, ev.Reviewer, perm)
 	}
 	if ack != 0 {
 		if err := gh.ReactToReviewComment(ctx, ev.Repo, ack, "eyes"); err != nil {
@@ -65,5 +76,5 @@ func (b *Base) sendReview(ctx context.Context, gh github.Client, ev Review, runI
 		in.Comments = append(in.Comments, prompts.ReviewComment{Path: n.Path, Line: n.Line, Body: n.Body})
 	}
 	f := runs.FollowUp{Reason: "the review by " + publish.Code(ev.Reviewer, 100), Source: source}
-	return b.followUp(ctx, gh, ev.Repo, runID, f, "review", in, show)
+	return Send(ctx, b, gh, ev.Repo, runID, f, "review", in, show)
 }

@@ -1,4 +1,4 @@
-package handlers
+package flaky
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
-// fixRequest is one flaky test a signal (a label, a rerun that passed)
-// asks pitcrew to fix.
-type fixRequest struct {
+// Request is one flaky test a signal (a label, a rerun that passed) asks
+// pitcrew to fix.
+type Request struct {
 	InstallationID int64
 	Delivery       string
 	Subject        runs.Subject // where the signal's answer is shown
@@ -21,11 +22,11 @@ type fixRequest struct {
 	Seen           *runs.Seen // the signal's sighting of the test, recorded with the claim
 }
 
-// claimFix claims the run for one flaky test (see runs.Starter.Start).
-func (b *Base) claimFix(ctx context.Context, req fixRequest) (runs.Entry, *runs.Run, error) {
-	repo, flaky := req.Subject.Repo, flakyConfig.Of(req.Config)
+// Claim claims the run for one flaky test (see runs.Starter.Start).
+func Claim(ctx context.Context, b *work.Env, req Request) (runs.Entry, *runs.Run, error) {
+	repo, flaky := req.Subject.Repo, Of(req.Config)
 	entry, started, err := b.Runs.Start(ctx, runs.Request{
-		Run: runs.Run{Key: FlakyKey(repo, req.Ref), Kind: runs.KindFlaky, InstallationID: req.InstallationID,
+		Run: runs.Run{Key: Key(repo, req.Ref), Kind: runs.KindFlaky, InstallationID: req.InstallationID,
 			Repo: repo, Origin: req.Subject.Issue, About: req.Ref.String(), Delivery: req.Delivery},
 		Subject: req.Subject, Cooldown: flaky.Cooldown, DailyLimit: req.Config.DailyLimit,
 		Input:       prompts.FlakyInput{Repo: repo, Issue: req.Subject.Issue, Test: req.Ref, VerifyRuns: flaky.VerifyRuns},

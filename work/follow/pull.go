@@ -1,4 +1,10 @@
-package handlers
+// Package follow follows what a run leads to. The pull request a run
+// opened is followed: read when the run ends, then updated by its events
+// (pushes, CI, reviews, merge), its diff checked on each head, and a flaky
+// fix's head verified by a separate session. What people answer the run
+// (a review, a comment on its pull request, /pitcrew open-pr) goes back to
+// its session as a follow-up.
+package follow
 
 import (
 	"context"
@@ -10,54 +16,52 @@ import (
 	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
-// The pull request a run opened is followed: read when the run ends, then
-// updated by its events (pushes, CI, reviews, merge). This is the step
-// they share.
-
-// followsPull reports whether run names a pull request of its repository
+// Follows reports whether run names a pull request of its repository
 // that its job follows and pitcrew does not follow yet.
-func followsPull(run runs.Run) bool {
-	followed := jobOf(run.Kind).Evidence != "" || len(run.FollowUps) > 0 // a profiling run asked to open its change
+func Follows(jobs *work.Registry, run runs.Run) bool {
+	followed := jobs.Of(run.Kind).Evidence != "" || len(run.FollowUps) > 0 // a profiling run asked to open its change
 	return run.State.Terminal() && run.PR == nil && followed && weburl.PullNumber(run.PullRequest(), run.Repo) > 0
 }
 
-// followedPull is the number of the pull request an ended run's refresh
-// follows next (followPull), 0 when none.
-func followedPull(run runs.Run) int {
-	if !followsPull(run) || endedOf(run.Kind) != nil {
+// Next is the number of the pull request an ended run's refresh
+// follows next (Pull), 0 when none.
+func Next(jobs *work.Registry, run runs.Run) int {
+	if j, _ := jobs.Job(run.Kind); !Follows(jobs, run) || j.Ended != nil {
 		return 0
 	}
 	return weburl.PullNumber(run.PullRequest(), run.Repo)
 }
 
-// pullNews is what an event says of a followed pull request; reread says
-// the pull request (and, on a new head, its diff) must be read again.
-type pullNews struct {
-	reread bool
-	apply  func(*runs.Pull)
+// News is what an event says of a followed pull request; Reread says
+// the pull request (and, on a new head, its diff) must be read again;
+// Apply, when set, changes the pull request as the ledger keeps it.
+type News struct {
+	Reread bool
+	Apply  func(*runs.Pull)
 }
 
-// followPull starts following the pull request run names: remembers it as
-// the run's, then reads it (pullRead). The caller shows the run.
-func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (runs.Run, error) {
+// Pull starts following the pull request run names: remembers it as
+// the run's, then reads it (Read). The caller shows the run.
+func Pull(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) (runs.Run, error) {
 	n := weburl.PullNumber(run.PullRequest(), run.Repo)
 	locked, err := b.Ledger.LockPull(ctx, run.Repo, n, runs.PullFollow{RunID: run.ID, Follow: true})
 	if err != nil {
 		return run, err
 	}
 	defer locked.Unlock()
-	news := pullNews{reread: true}
+	news := News{Reread: true}
 	if locked.Previous != "" && locked.Previous != run.ID {
-		inherited, err := b.handOver(ctx, gh, locked.Previous, n)
+		inherited, err := handOver(ctx, b, gh, locked.Previous, n)
 		if err != nil {
 			return run, err
 		}
 		if inherited != nil {
 			// The same pull request: its head's evidence check run and
 			// verification carry over instead of being made again.
-			news.apply = func(p *runs.Pull) {
+			news.Apply = func(p *runs.Pull) {
 				if p.Head == "" {
 					*p = *inherited
 					p.TakenOver = false
@@ -65,14 +69,14 @@ func (b *Base) followPull(ctx context.Context, gh github.Client, run runs.Run) (
 			}
 		}
 	}
-	return b.readLocked(ctx, gh, locked, n, news)
+	return readLocked(ctx, b, gh, locked, n, news)
 }
 
 // handOver tells the run that followed pull request number before that a
 // later run took it over, and shows it so, so that its comment says so
 // instead of going stale. It returns the pull request as that run knew it
 // (nil when it knew none).
-func (b *Base) handOver(ctx context.Context, gh github.Client, previous string, number int) (*runs.Pull, error) {
+func handOver(ctx context.Context, b *work.Env, gh github.Client, previous string, number int) (*runs.Pull, error) {
 	run, err := b.Ledger.Get(ctx, previous)
 	if errors.Is(err, runs.ErrNotFound) || err == nil && (run.PR == nil || run.PR.Number != number || run.PR.State == runs.PullGone) {
 		return nil, nil
@@ -91,30 +95,30 @@ func (b *Base) handOver(ctx context.Context, gh github.Client, previous string, 
 	return run.PR, b.Publish.Subjects(ctx, gh, run, runs.Subject{})
 }
 
-// updatePull applies an event's news to the pull request number of repo,
+// Update applies an event's news to the pull request number of repo,
 // if a run follows it, and shows the run where it is shown.
-func (b *Base) updatePull(ctx context.Context, gh github.Client, repo github.Repo, number int, news pullNews) error {
+func Update(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, number int, news News) error {
 	locked, err := b.Ledger.LockPull(ctx, repo.String(), number, runs.ReadFollower)
 	if err != nil {
 		return err
 	}
 	run := locked.Run
 	if run.ID != "" {
-		run, err = b.readLocked(ctx, gh, locked, number, news)
+		run, err = readLocked(ctx, b, gh, locked, number, news)
 	}
 	locked.Unlock()
 	if err != nil || run.ID == "" {
 		return err
 	}
-	if run, err = b.verifyFix(ctx, gh, run); err != nil {
+	if run, err = Verify(ctx, b, gh, run); err != nil {
 		return err
 	}
 	return b.Publish.Subjects(ctx, gh, run, runs.Subject{})
 }
 
-// pullRead updates run runID's pull request under the pull request's
+// Read updates run runID's pull request under the pull request's
 // lock, on the run as stored (readLocked).
-func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID string, number int, news pullNews) (runs.Run, error) {
+func Read(ctx context.Context, b *work.Env, gh github.Client, repoName, runID string, number int, news News) (runs.Run, error) {
 	locked, err := b.Ledger.LockPull(ctx, repoName, number, runs.PullFollow{RunID: runID})
 	if err != nil {
 		return runs.Run{}, err
@@ -123,14 +127,14 @@ func (b *Base) pullRead(ctx context.Context, gh github.Client, repoName, runID s
 	if locked.Run.ID == "" {
 		return runs.Run{}, runs.ErrNotFound
 	}
-	return b.readLocked(ctx, gh, locked, number, news)
+	return readLocked(ctx, b, gh, locked, number, news)
 }
 
 // readLocked updates the run read with the pull request's lock, which
 // its last write releases: the news first, then, when asked, the pull
 // request, its check suites and, for a head not checked yet, its diff with
 // the "pitcrew / evidence" check run on that head.
-func (b *Base) readLocked(ctx context.Context, gh github.Client, locked runs.LockedPull, number int, news pullNews) (runs.Run, error) {
+func readLocked(ctx context.Context, b *work.Env, gh github.Client, locked runs.LockedPull, number int, news News) (runs.Run, error) {
 	run := locked.Run
 	repo, err := github.ParseRepo(run.Repo)
 	if err != nil {
@@ -140,16 +144,16 @@ func (b *Base) readLocked(ctx context.Context, gh github.Client, locked runs.Loc
 	if run.PR != nil {
 		p = *run.PR
 	}
-	if news.apply != nil {
-		news.apply(&p)
+	if news.Apply != nil {
+		news.Apply(&p)
 	}
-	if news.reread || run.PR == nil {
-		review, err := b.readPull(ctx, gh, repo, run, &p)
+	if news.Reread || run.PR == nil {
+		review, err := readPull(ctx, b, gh, repo, run, &p)
 		if err != nil {
 			return run, err
 		}
 		if review != nil {
-			if run, err = b.postEvidence(ctx, gh, repo, run, &p, *review); err != nil {
+			if run, err = postEvidence(ctx, b, gh, repo, run, &p, *review); err != nil {
 				return run, err
 			}
 		}
@@ -164,7 +168,7 @@ func (b *Base) readLocked(ctx context.Context, gh github.Client, locked runs.Loc
 // readPull reads the pull request run opened, and, on a head it has not
 // seen, the head's check suites and the review of its diff, which the
 // caller posts; nil when the head was checked already.
-func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull) (*evidence.Review, error) {
+func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull) (*evidence.Review, error) {
 	pr, err := gh.PullRequest(ctx, repo, p.Number)
 	if errors.Is(err, github.ErrPullGone) {
 		p.State = runs.PullGone
@@ -197,7 +201,7 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 			}
 		}
 	}
-	job := jobOf(run.Kind).Evidence
+	job := b.Jobs.Of(run.Kind).Evidence
 	if job == "" {
 		return nil, nil // a job without reviewer rules: its pull request is followed, its diff not checked
 	}
@@ -212,8 +216,8 @@ func (b *Base) readPull(ctx context.Context, gh github.Client, repo github.Repo,
 // run. The head is marked in the ledger first, so that an attempt that
 // created the check run but could not record it is followed by a lookup
 // of that check run, not by a second one.
-func (b *Base) postEvidence(ctx context.Context, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull, review evidence.Review) (runs.Run, error) {
-	job := jobOf(run.Kind).Evidence
+func postEvidence(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, run runs.Run, p *runs.Pull, review evidence.Review) (runs.Run, error) {
+	job := b.Jobs.Of(run.Kind).Evidence
 	out := evidenceOutput(job, run, p.Number, review)
 	var id int64
 	var err error

@@ -1,4 +1,4 @@
-package handlers
+package follow
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
-// openPR sends the profiling session of a merged pull request's slow-query
+// OpenPR sends the profiling session of a merged pull request's slow-query
 // report a follow-up (/pitcrew open-pr): open the migration and the query
 // change it measured as a pull request, which pitcrew then follows. It
 // answers only when it sends nothing.
-func (b *Base) openPR(ctx context.Context, gh github.Client, ev Comment) (string, error) {
-	st, err := b.Ledger.Status(ctx, runs.Subject{Repo: ev.Repo.String(), Issue: ev.Issue})
+func OpenPR(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, number int, author string, commentID int64) (string, error) {
+	st, err := b.Ledger.Status(ctx, runs.Subject{Repo: repo.String(), Issue: number})
 	if err != nil {
 		return "", err
 	}
@@ -29,6 +30,6 @@ func (b *Base) openPR(ctx context.Context, gh github.Client, ev Comment) (string
 	if report == nil {
 		return "Nothing was sent: pitcrew has no slow-query report of this merge to open a change from.", nil
 	}
-	f := runs.FollowUp{Reason: "`/pitcrew open-pr` by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
-	return b.followUp(ctx, gh, ev.Repo, report.ID, f, "open-pr", prompts.OpenPRInput{PR: ev.Issue, Files: publish.MigrationOf(*report).Files}, true)
+	f := runs.FollowUp{Reason: "`/pitcrew open-pr` by " + publish.Code(author, 100), Source: fmt.Sprintf("comment:%d", commentID)}
+	return Send(ctx, b, gh, repo, report.ID, f, "open-pr", prompts.OpenPRInput{PR: number, Files: publish.MigrationOf(*report).Files}, true)
 }

@@ -1,7 +1,12 @@
-package handlers
+// Package flaky fixes flaky tests: the job, its section of
+// .github/pitcrew.yml, the claim of one test's fix that every signal
+// shares (a label, a CI rerun that passed, a ticked dashboard box), and the
+// report of the flakes a CI run's logs show.
+package flaky
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/pitcrew/pitcrew/evidence"
@@ -10,29 +15,30 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
-// flakyJob reproduces and fixes one flaky test; a label, a CI rerun that
+// Job reproduces and fixes one flaky test; a label, a CI rerun that
 // passed, or a CI job that retried its tests asks for it.
-var flakyJob = Job{
+var Job = work.Job{
 	Job:       runs.Job{Kind: runs.KindFlaky, Prompt: "flaky", Render: publish.RenderStatus, Evidence: evidence.JobFlaky, RunLog: evidence.RunLogName},
-	Config:    flakyConfig,
+	Config:    Section,
 	Dashboard: true,
 	Retry: func(run runs.Run, cfg repoconfig.Config) (any, error) {
 		ref, err := exunit.ParseTestRef(run.About)
 		if err != nil {
 			return nil, err
 		}
-		return prompts.FlakyInput{Repo: run.Repo, Issue: run.Origin, Test: ref, VerifyRuns: flakyConfig.Of(cfg).VerifyRuns}, nil
+		return prompts.FlakyInput{Repo: run.Repo, Issue: run.Origin, Test: ref, VerifyRuns: Of(cfg).VerifyRuns}, nil
 	},
 }
 
-// DefaultFlakyLabel is the label that asks for a flaky-test fix unless a
+// DefaultLabel is the label that asks for a flaky-test fix unless a
 // repository configures another.
-const DefaultFlakyLabel = "flaky"
+const DefaultLabel = "flaky"
 
-// FlakyConfig configures the flaky-test job (section flaky).
-type FlakyConfig struct {
+// Config configures the flaky-test job (section flaky).
+type Config struct {
 	Enabled    bool          `yaml:"enabled"`
 	Label      string        `yaml:"label"`
 	VerifyRuns int           `yaml:"verify_runs"` // how often the agent runs the fixed test
@@ -54,12 +60,13 @@ type FlakyConfig struct {
 // VerifyIndependent asks for an independent verification of each fix.
 const VerifyIndependent = "independent"
 
-var flakyConfig = repoconfig.Section[FlakyConfig]{
+// Section is the flaky section of .github/pitcrew.yml.
+var Section = repoconfig.Section[Config]{
 	Key: "flaky",
-	Defaults: func() FlakyConfig {
-		return FlakyConfig{Enabled: true, Label: DefaultFlakyLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent, Dashboard: true}
+	Defaults: func() Config {
+		return Config{Enabled: true, Label: DefaultLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent, Dashboard: true}
 	},
-	Check: func(f FlakyConfig) error {
+	Check: func(f Config) error {
 		switch {
 		case f.Label == "" || len(f.Label) > 50:
 			return errors.New("flaky.label must be 1 to 50 characters")
@@ -74,4 +81,14 @@ var flakyConfig = repoconfig.Section[FlakyConfig]{
 	},
 }
 
-func flakyEnabled(c repoconfig.Config) bool { return flakyConfig.Of(c).Enabled }
+// Of is c's flaky section.
+func Of(c repoconfig.Config) Config { return Section.Of(c) }
+
+// Enabled reports whether the repository fixes flaky tests.
+func Enabled(c repoconfig.Config) bool { return Of(c).Enabled }
+
+// Key is the idempotency key of a flaky test: the repository (GitHub
+// names are case-insensitive) and the test's file:line.
+func Key(repo string, ref exunit.TestRef) string { return keyOf(repo, ref.String()) }
+
+func keyOf(repo, test string) string { return "flaky:" + strings.ToLower(repo) + ":" + test }

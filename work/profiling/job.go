@@ -1,4 +1,8 @@
-package handlers
+// Package profiling reports the queries of migrations before they ship:
+// the job that profiles a merge (or, on /pitcrew profile, an open pull
+// request's head) that changed migrations, its section of
+// .github/pitcrew.yml, and which changed files are migrations.
+package profiling
 
 import (
 	"context"
@@ -15,34 +19,36 @@ import (
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
-// migrationJob profiles the queries of a merge that changed migrations
+// Job profiles the queries of a merge that changed migrations
 // and keeps the agent's report, which its status comment shows.
-var migrationJob = Job{
+var Job = work.Job{
 	Job:    runs.Job{Kind: runs.KindMigration, Prompt: "migration", Artifact: publish.ReportName, Render: publish.RenderReport},
-	Config: migrationConfig,
+	Config: Section,
 	Retry: func(run runs.Run, _ repoconfig.Config) (any, error) {
 		d := publish.MigrationOf(run)
 		return prompts.MigrationInput{Repo: run.Repo, Commit: run.About, PR: run.Origin, Files: d.Files, BeforeMerge: d.BeforeMerge}, nil
 	},
 }
 
-// MigrationConfig configures the slow-query report after merged
+// Config configures the slow-query report after merged
 // migrations (section migrations).
-type MigrationConfig struct {
+type Config struct {
 	Enabled bool `yaml:"enabled"`
 	// Paths are the migration directories, as path.Match patterns ending in
 	// "migrations/" ("*" matches one directory name).
 	Paths []string `yaml:"paths"`
 }
 
-var migrationConfig = repoconfig.Section[MigrationConfig]{
+// Section is the migrations section of .github/pitcrew.yml.
+var Section = repoconfig.Section[Config]{
 	Key: "migrations",
-	Defaults: func() MigrationConfig {
-		return MigrationConfig{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}}
+	Defaults: func() Config {
+		return Config{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}}
 	},
-	Check: func(m MigrationConfig) error {
+	Check: func(m Config) error {
 		if len(m.Paths) == 0 || len(m.Paths) > 20 {
 			return errors.New("migrations.paths must list 1 to 20 directories")
 		}
@@ -55,15 +61,15 @@ var migrationConfig = repoconfig.Section[MigrationConfig]{
 	},
 }
 
-// MigrationKey is the idempotency key of a merge's profiling run: the
+// Key is the idempotency key of a merge's profiling run: the
 // repository and the merge commit, so a redelivered or replayed merge (or
 // the push of the same merge) starts one run.
-func MigrationKey(repo, sha string) string { return "migration:" + strings.ToLower(repo) + ":" + sha }
+func Key(repo, sha string) string { return "migration:" + strings.ToLower(repo) + ":" + sha }
 
-// mayHoldMigrations is the check made before the configuration is read:
+// MayHoldMigrations is the check made before the configuration is read:
 // configured directories all end in "migrations/", so a change list
 // without that string has none, whatever the configuration says.
-func mayHoldMigrations(files []github.ChangedFile) bool {
+func MayHoldMigrations(files []github.ChangedFile) bool {
 	for _, f := range files {
 		if strings.Contains(f.Path, "migrations/") {
 			return true
@@ -72,9 +78,9 @@ func mayHoldMigrations(files []github.ChangedFile) bool {
 	return false
 }
 
-// MigrationFiles returns, sorted, the files added, changed or renamed into
-// one of the migration directories (patterns as in MigrationConfig.Paths).
-func MigrationFiles(files []github.ChangedFile, patterns []string) []string {
+// Files returns, sorted, the files added, changed or renamed into
+// one of the migration directories (patterns as in Config.Paths).
+func Files(files []github.ChangedFile, patterns []string) []string {
 	var out []string
 	for _, f := range files {
 		if f.Status == "removed" || !strings.HasSuffix(f.Path, ".exs") {
@@ -95,10 +101,10 @@ func MigrationFiles(files []github.ChangedFile, patterns []string) []string {
 	return out
 }
 
-// usableMigrationNames keeps the files a prompt may name and says which
+// UsableNames keeps the files a prompt may name and says which
 // were skipped: a name with a backtick, a space or a shell character is
 // left out of the run, not allowed to fail it.
-func usableMigrationNames(files []string) (usable []string, notice string) {
+func UsableNames(files []string) (usable []string, notice string) {
 	var skipped []string
 	for _, f := range files {
 		if prompts.ValidMigrationFile(f) {
@@ -114,8 +120,8 @@ func usableMigrationNames(files []string) (usable []string, notice string) {
 	return usable, notice
 }
 
-// mergeSignal is a merge to the default branch that changed migrations.
-type mergeSignal struct {
+// Signal is a merge to the default branch that changed migrations.
+type Signal struct {
 	InstallationID int64
 	Delivery       string
 	Repo           github.Repo
@@ -126,11 +132,11 @@ type mergeSignal struct {
 	BeforeMerge bool
 }
 
-// profileMerge claims the merge's profiling run and shows it on the
+// Start claims the merge's profiling run and shows it on the
 // subject: a status comment that will hold the report.
-func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSignal, files []string, cfg repoconfig.Config) error {
+func Start(ctx context.Context, b *work.Env, gh github.Client, sig Signal, files []string, cfg repoconfig.Config) error {
 	repo := sig.Repo.String()
-	files, notice := usableMigrationNames(files)
+	files, notice := UsableNames(files)
 	if len(files) == 0 {
 		return b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 			st.Replace(runs.Status{InstallationID: sig.InstallationID, Job: string(runs.KindMigration), Notice: "Not profiled: " + notice})
@@ -141,7 +147,7 @@ func (b *Base) profileMerge(ctx context.Context, gh github.Client, sig mergeSign
 		return err
 	}
 	entry, started, err := b.Runs.Start(ctx, runs.Request{
-		Run: runs.Run{Key: MigrationKey(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
+		Run: runs.Run{Key: Key(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
 			Repo: repo, Origin: sig.PR, About: sig.Commit, Data: data, Delivery: sig.Delivery},
 		Subject: sig.Subject, Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit,
 		Input:       prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files, BeforeMerge: sig.BeforeMerge},

@@ -1,4 +1,4 @@
-package handlers
+package work
 
 import (
 	"context"
@@ -19,11 +19,11 @@ const maxRetried = 10
 // errNoRetry is a job's answer for a run it cannot start again.
 var errNoRetry = errors.New("this run cannot be started again")
 
-// retry starts again each run the subject shows that is not live, within
+// Retry starts again each run the subject shows that is not live, within
 // the daily limit, with its job's prompt rebuilt from the run (Job.Retry),
 // and shows the new runs in the subject's status. It answers only when it
 // starts nothing.
-func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject, inst int64, delivery string) (string, error) {
+func (b *Env) Retry(ctx context.Context, gh github.Client, subject runs.Subject, inst int64, delivery string) (string, error) {
 	st, err := b.Ledger.Status(ctx, subject)
 	if err != nil {
 		return "", err
@@ -35,7 +35,7 @@ func (b *Base) retry(ctx context.Context, gh github.Client, subject runs.Subject
 	if err != nil {
 		return "", queue.Permanent(err)
 	}
-	cfg, refusal, err := b.commandConfig(ctx, gh, repo)
+	cfg, refusal, err := b.CommandConfig(ctx, gh, repo)
 	if refusal != "" || err != nil {
 		return refusal, err
 	}
@@ -117,8 +117,8 @@ func nothingRetried(live, refused []string) string {
 // startAgain claims a new run of run's key, without the cooldown (a
 // person asked), for the installation the command came from (the app may
 // have been installed again since), and starts it with its job's prompt.
-func (b *Base) startAgain(ctx context.Context, run runs.Run, subject runs.Subject, inst int64, cfg repoconfig.Config, delivery string) (runs.Entry, *runs.Run, error) {
-	j, ok := jobByKind(run.Kind)
+func (b *Env) startAgain(ctx context.Context, run runs.Run, subject runs.Subject, inst int64, cfg repoconfig.Config, delivery string) (runs.Entry, *runs.Run, error) {
+	j, ok := b.Jobs.Job(run.Kind)
 	if !ok || j.Retry == nil {
 		return runs.Entry{}, nil, errNoRetry
 	}

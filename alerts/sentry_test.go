@@ -1,4 +1,4 @@
-package handlers
+package alerts
 
 import (
 	"errors"
@@ -7,11 +7,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
-func TestParseSentryAlert(t *testing.T) {
+func TestParseSentry(t *testing.T) {
 	for _, c := range []struct {
 		file                           string
 		issue, project, title, repoTag string
@@ -29,7 +28,7 @@ func TestParseSentryAlert(t *testing.T) {
 		{file: "event_alert_tagged.json", issue: "99001", title: "Ecto.NoResultsError: expected at least one result but got none in query", repoTag: "hexpm/hexdocs",
 			frames: []SentryFrame{{File: "lib/hexdocs/plug.ex", Function: "Hexdocs.Plug.serve/2", Line: 88}}},
 	} {
-		a, err := ParseSentryAlert(testenv.SentrySample(t, c.file))
+		a, err := ParseSentry(testenv.SentrySample(t, c.file))
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
@@ -51,7 +50,7 @@ func TestParseSentryAlert(t *testing.T) {
 	}
 }
 
-func TestParseSentryAlertRefusesOrIgnores(t *testing.T) {
+func TestParseSentryRefusesOrIgnores(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
 		ignored    bool
@@ -65,8 +64,8 @@ func TestParseSentryAlertRefusesOrIgnores(t *testing.T) {
 		{"not JSON", `{"action":`, false},
 		{"empty", ``, false},
 	} {
-		_, err := ParseSentryAlert([]byte(c.body))
-		if err == nil || errors.Is(err, hook.ErrIgnored) != c.ignored {
+		_, err := ParseSentry([]byte(c.body))
+		if err == nil || errors.Is(err, ErrNotTriggered) != c.ignored {
 			t.Errorf("%s: err = %v, ignored should be %v", c.name, err, c.ignored)
 		}
 	}
@@ -86,7 +85,7 @@ func TestSentryKeepsTheInnermostFramesAndCapsText(t *testing.T) {
 		exceptions = append(exceptions, fmt.Sprintf(`{"type":"E%d","stacktrace":{"frames":[%s]}}`, i, frames.String()))
 	}
 	body := `{"action":"triggered","data":{"event":{"issue_id":"1","title":"` + strings.Repeat("x\u202e", 2000) + `","exception":{"values":[` + strings.Join(exceptions, ",") + `]}}}}`
-	a, err := ParseSentryAlert([]byte(body))
+	a, err := ParseSentry([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +108,13 @@ func TestSentryKeepsTheInnermostFramesAndCapsText(t *testing.T) {
 	}
 }
 
-func FuzzParseSentryAlert(f *testing.F) {
+func FuzzParseSentry(f *testing.F) {
 	for _, name := range []string{"event_alert_phoenix.json", "event_alert_docs.json", "event_alert_tagged.json", "issue_resolved.json"} {
 		f.Add(testenv.SentrySample(f, name))
 	}
 	f.Add([]byte(`{"action":"triggered","data":{"event":{"issue_id":1e400,"tags":[[1,2],{"key":""}],"exception":{"values":null}}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		a, err := ParseSentryAlert(body)
+		a, err := ParseSentry(body)
 		if err != nil {
 			return
 		}
@@ -132,6 +131,5 @@ func FuzzParseSentryAlert(f *testing.F) {
 				t.Fatalf("%d frames", len(x.Frames))
 			}
 		}
-		sentryIssueBody(a) // renders whatever parsed
 	})
 }

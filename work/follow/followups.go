@@ -1,4 +1,4 @@
-package handlers
+package follow
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
 // FollowUpConfig bounds the follow-ups of a run (section followups): the
@@ -18,7 +19,7 @@ type FollowUpConfig struct {
 	MaxPerRun int `yaml:"max_per_run"`
 }
 
-var followUpConfig = repoconfig.Section[FollowUpConfig]{
+var FollowUps = repoconfig.Section[FollowUpConfig]{
 	Key:      "followups",
 	Defaults: func() FollowUpConfig { return FollowUpConfig{MaxPerRun: 3} },
 	Check: func(f FollowUpConfig) error {
@@ -29,17 +30,17 @@ var followUpConfig = repoconfig.Section[FollowUpConfig]{
 	},
 }
 
-// followUp sends the session of run runID of repo the follow-up prompt
+// Send sends the session of run runID of repo the follow-up prompt
 // name renders from input, within followups.max_per_run, and shows the run
 // again; refusal says why it did not (past the cap, a run that cannot take
 // one, a configuration that cannot be used). show is false when the
 // caller's next write shows the run anyway.
-func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo, runID string, f runs.FollowUp, name string, input any, show bool) (refusal string, err error) {
+func Send(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, runID string, f runs.FollowUp, name string, input any, show bool) (refusal string, err error) {
 	run, err := b.Ledger.Get(ctx, runID)
 	if err != nil {
 		return "", err
 	}
-	cfg, refusal, err := b.commandConfig(ctx, gh, repo)
+	cfg, refusal, err := b.CommandConfig(ctx, gh, repo)
 	if refusal != "" || err != nil {
 		return refusal, err
 	}
@@ -48,7 +49,7 @@ func (b *Base) followUp(ctx context.Context, gh github.Client, repo github.Repo,
 			return "", nil // sent by an attempt that stopped before it was marked done
 		}
 	}
-	max := followUpConfig.Of(cfg).MaxPerRun
+	max := FollowUps.Of(cfg).MaxPerRun
 	switch {
 	case run.State.Live():
 		return "Nothing was sent: the agent is still working on this run; write again once it has answered.", nil

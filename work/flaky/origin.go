@@ -1,8 +1,10 @@
-package handlers
+package flaky
 
 import (
 	"context"
 	"strings"
+
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 )
@@ -56,9 +58,9 @@ func (o CommitOrigin) Ownership() Ownership {
 	return NotOurs
 }
 
-// commitIsOurs answers Ownership, asking GitHub whether sha is on the
+// IsOurs answers Ownership, asking GitHub whether sha is on the
 // named branch when the event alone cannot tell.
-func commitIsOurs(ctx context.Context, gh github.Client, repo github.Repo, o CommitOrigin, sha string) (bool, error) {
+func IsOurs(ctx context.Context, gh github.Client, repo github.Repo, o CommitOrigin, sha string) (bool, error) {
 	ours := o.Ownership() == Ours
 	if o.Ownership() == OursIfOnBranch {
 		var err error
@@ -67,7 +69,7 @@ func commitIsOurs(ctx context.Context, gh github.Client, repo github.Repo, o Com
 		}
 	}
 	if !ours {
-		logFor(ctx).Info().Str("branch", o.HeadBranch).Str("head_repo", o.HeadRepo).
+		zerolog.Ctx(ctx).Info().Str("branch", o.HeadBranch).Str("head_repo", o.HeadRepo).
 			Msg("ignoring the CI signal: its commit is on no branch of this repository (a fork's pull request?)")
 	}
 	return ours, nil

@@ -1,34 +1,36 @@
-package handlers
+package flaky
 
 import (
 	"context"
-	"errors"
 	"fmt"
+
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 )
 
-// ciWhat names the CI a check run reports on, e.g. workflow `CI`.
-func ciWhat(kind, name string) string { return kind + " " + publish.Code(name, 100) }
+// CIWhat names the CI a check run reports on, e.g. workflow `CI`.
+func CIWhat(kind, name string) string { return kind + " " + publish.Code(name, 100) }
 
 // maxNotes bounds the failures set aside that a check run lists.
 const maxNotes = 20
 
-// ciSignal is a CI run that failed and then passed on re-run.
-type ciSignal struct {
+// CISignal is a CI run that failed and then passed on re-run.
+type CISignal struct {
 	InstallationID int64
 	Delivery       string
 	Subject        runs.Subject // the check run that reports on it
-	What           string       // Markdown naming the CI (ciWhat), for the check run's text
+	What           string       // Markdown naming the CI (CIWhat), for the check run's text
 	URL            string       // the CI run's page, Markdown-safe (publish.SafeURL); "" when unknown
 }
 
-// ciLog is what one failed job's log held.
-type ciLog struct {
+// CILog is what one failed job's log held.
+type CILog struct {
 	Occurrence string // identifies the failed attempt, so a sighting counts once
 	Job        string
 	Report     exunit.Report
@@ -36,10 +38,10 @@ type ciLog struct {
 	NotFlaky   []string         // failures set aside, each "test: why"
 }
 
-// passedOnRetry splits a failed attempt's failures into those the
+// PassedOnRetry splits a failed attempt's failures into those the
 // passing attempt ran and passed (the flakes) and the others, each with
 // why ("`test/x_test.exs:3`: ...").
-func passedOnRetry(failed, passing exunit.Report) (flakes []exunit.Failure, notFlaky []string) {
+func PassedOnRetry(failed, passing exunit.Report) (flakes []exunit.Failure, notFlaky []string) {
 	for _, f := range failed.Flaky() {
 		ref, _ := f.Ref()
 		if ok, why := passing.Passed(ref); ok {
@@ -51,26 +53,10 @@ func passedOnRetry(failed, passing exunit.Report) (flakes []exunit.Failure, notF
 	return flakes, notFlaky
 }
 
-// jobConfig loads the repository configuration for a signal that has no
-// issue to report a broken file on: it is logged and the signal dropped.
-// proceed is false as well when enabled says the job is off.
-func (b *Base) jobConfig(ctx context.Context, gh github.Client, repo github.Repo, enabled func(repoconfig.Config) bool) (cfg repoconfig.Config, proceed bool, err error) {
-	cfg, err = b.loadRepoConfig(ctx, gh, repo)
-	var cfgErr *repoconfig.Error
-	if errors.As(err, &cfgErr) {
-		logFor(ctx).Warn().Err(err).Msg("ignoring the event: the repository configuration is invalid")
-		return cfg, false, nil
-	}
-	if err != nil {
-		return cfg, false, err
-	}
-	return cfg, enabled(cfg), nil
-}
-
-// reportCIFlakes turns the failures in the failed attempts' logs into fix
+// ReportCI turns the failures in the failed attempts' logs into fix
 // runs, one per test (shared with any other signal about the test), counts
 // each sighting, and writes the check run.
-func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSignal, logs []ciLog, cfg repoconfig.Config) error {
+func ReportCI(ctx context.Context, b *work.Env, gh github.Client, sig CISignal, logs []CILog, cfg repoconfig.Config) error {
 	var entries []runs.Entry
 	seen := map[exunit.TestRef]bool{}
 	compileErrors, unlocated, infra := 0, 0, 0
@@ -101,9 +87,9 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 				continue
 			}
 			seen[ref] = true
-			sighting := runs.Seen{Key: FlakyKey(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
+			sighting := runs.Seen{Key: Key(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
 				Commit: sig.Subject.Commit, Where: sig.URL, Name: publish.Line(f.Test, 200), Module: publish.Line(f.Module, 200)}
-			entry, _, err := b.claimFix(ctx, fixRequest{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg, Seen: &sighting})
+			entry, _, err := Claim(ctx, b, Request{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg, Seen: &sighting})
 			if err != nil {
 				return err
 			}
@@ -127,20 +113,20 @@ func (b *Base) reportCIFlakes(ctx context.Context, gh github.Client, sig ciSigna
 	default:
 		notice = "The failed attempt's logs show no ExUnit test failures: the failure was probably in the infrastructure (a timeout, a runner or network error). No fix was started."
 	}
-	logFor(ctx).Info().Int("tests", len(entries)).Int("logs", len(logs)).Msg("read the failed attempts")
+	zerolog.Ctx(ctx).Info().Int("tests", len(entries)).Int("logs", len(logs)).Msg("read the failed attempts")
 	if len(entries) > 0 {
-		b.dashboardChanged(ctx, sig.Subject.Repo, sig.InstallationID)
+		b.DashboardChanged(ctx, sig.Subject.Repo, sig.InstallationID)
 	}
-	if flakyConfig.Of(cfg).TrackIssues {
+	if Of(cfg).TrackIssues {
 		runs.ReleaseLocksAhead(ctx) // not held through the issues' GitHub calls
 		repo, _ := github.ParseRepo(sig.Subject.Repo)
 		for _, e := range entries {
-			if err := b.trackIssue(ctx, gh, repo, e, cfg, sig.Subject.Commit); err != nil {
+			if err := trackIssue(ctx, b, gh, repo, e, cfg, sig.Subject.Commit); err != nil {
 				return err
 			}
 		}
 	}
 	return b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
-		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: flakyConfig.Of(cfg).Label, Notice: notice, Entries: entries, Heading: sig.What, Rejected: notes})
+		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: Of(cfg).Label, Notice: notice, Entries: entries, Heading: sig.What, Rejected: notes})
 	}, runs.RunIDs(entries)...)
 }

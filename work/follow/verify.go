@@ -1,10 +1,12 @@
-package handlers
+package follow
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/exunit"
@@ -14,17 +16,19 @@ import (
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
-// verifyJob checks a flaky-test fix independently (flaky.verify:
+// VerifyJob checks a flaky-test fix independently (flaky.verify:
 // independent): once the fix's pull request has a head, a short separate
 // session runs the test with the failing seed on the pull request's base
 // (expected red) and head (expected green), then the after-loop, and
 // changes no code. Its result goes on the fix's evidence check run and
 // status comment; its runs have no subjects of their own.
-var verifyJob = Job{
+var VerifyJob = work.Job{
 	Job:   runs.Job{Kind: kindVerify, Prompt: "verify", Render: publish.RenderStatus, RunLog: evidence.RunLogName},
-	Ended: (*Base).verified,
+	Ended: verified,
 }
 
 const kindVerify runs.Kind = "verify"
@@ -46,29 +50,29 @@ type verifyData struct {
 	Runs       int    `json:"runs"`
 }
 
-// verifyPending reports whether a fix's pull request has a checked head
+// VerifyPending reports whether a fix's pull request has a checked head
 // no verification was decided on yet.
-func verifyPending(fix runs.Run) bool {
+func VerifyPending(fix runs.Run) bool {
 	p := fix.PR
 	return fix.Kind == runs.KindFlaky && p != nil && p.State == runs.PullOpen && p.Checked != "" && p.Base != "" &&
 		(p.Verify == nil || p.Verify.Head != p.Checked)
 }
 
-// verifyFix decides on the verification of the fix's checked head: starts
+// Verify decides on the verification of the fix's checked head: starts
 // it, within the repository's daily limit, unless the repository turned it
 // off, and records it (or why there is none) on the fix's pull request, so
 // later events of the same head decide nothing again.
-func (b *Base) verifyFix(ctx context.Context, gh github.Client, fix runs.Run) (runs.Run, error) {
-	if !verifyPending(fix) {
+func Verify(ctx context.Context, b *work.Env, gh github.Client, fix runs.Run) (runs.Run, error) {
+	if !VerifyPending(fix) {
 		return fix, nil
 	}
 	repo, err := github.ParseRepo(fix.Repo)
 	if err != nil {
 		return fix, queue.Permanent(err)
 	}
-	cfg, proceed, err := b.jobConfig(ctx, gh, repo, func(c repoconfig.Config) bool {
-		f := flakyConfig.Of(c)
-		return f.Enabled && f.Verify == VerifyIndependent
+	cfg, proceed, err := b.JobConfig(ctx, gh, repo, func(c repoconfig.Config) bool {
+		f := flaky.Of(c)
+		return f.Enabled && f.Verify == flaky.VerifyIndependent
 	})
 	if err != nil {
 		return fix, err
@@ -76,11 +80,11 @@ func (b *Base) verifyFix(ctx context.Context, gh github.Client, fix runs.Run) (r
 	p := *fix.PR
 	v := runs.Verify{Head: p.Checked} // none, when the repository turned it off
 	if proceed {
-		if v, err = b.startVerify(ctx, repo, fix, cfg); err != nil {
+		if v, err = startVerify(ctx, b, repo, fix, cfg); err != nil {
 			return fix, err
 		}
 	}
-	return b.pullRead(ctx, gh, fix.Repo, fix.ID, p.Number, pullNews{apply: func(p *runs.Pull) {
+	return Read(ctx, b, gh, fix.Repo, fix.ID, p.Number, News{Apply: func(p *runs.Pull) {
 		if p.Checked == v.Head && (p.Verify == nil || p.Verify.Head != v.Head) {
 			p.Verify = &v
 		}
@@ -90,7 +94,7 @@ func (b *Base) verifyFix(ctx context.Context, gh github.Client, fix runs.Run) (r
 // startVerify starts the verification of the fix's checked head with the
 // seed that failed, for as many runs as the failure rate needs; the
 // verification says why when it cannot start.
-func (b *Base) startVerify(ctx context.Context, repo github.Repo, fix runs.Run, cfg repoconfig.Config) (runs.Verify, error) {
+func startVerify(ctx context.Context, b *work.Env, repo github.Repo, fix runs.Run, cfg repoconfig.Config) (runs.Verify, error) {
 	p := *fix.PR
 	v := runs.Verify{Head: p.Checked}
 	var claimed *int64
@@ -106,7 +110,7 @@ func (b *Base) startVerify(ctx context.Context, repo github.Repo, fix runs.Run, 
 		v.Note = "not verified independently: the run names no test"
 	default:
 		d := verifyData{FixRun: fix.ID, PR: p.Number, Head: p.Checked, CheckRunID: p.CheckRunID, Seed: seed,
-			Runs: evidence.NeededRuns(fix.Measured, flakyConfig.Of(cfg).VerifyRuns)}
+			Runs: evidence.NeededRuns(fix.Measured, flaky.Of(cfg).VerifyRuns)}
 		data, _ := json.Marshal(d)
 		entry, started, err := b.Runs.Start(ctx, runs.Request{
 			Run: runs.Run{Key: VerifyKey(repo, p.Number, p.Checked), Kind: kindVerify, InstallationID: fix.InstallationID, Repo: fix.Repo,
@@ -159,7 +163,7 @@ func verification(run runs.Run, d verifyData) runs.Verify {
 // fix's pull request (as the ledger keeps it), on the evidence check run
 // of the head it verified while that is still the head, and on the fix's
 // status comments.
-func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) error {
+func verified(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) error {
 	var d verifyData
 	if err := json.Unmarshal(run.Data, &d); err != nil || d.FixRun == "" {
 		return queue.Permanent(fmt.Errorf("verification run %s has no readable data: %v", run.ID, err))
@@ -174,7 +178,7 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 	}
 	// The fix that follows the pull request now: a later run that named it
 	// too took the verification over with it.
-	fix, err := b.pullRead(ctx, gh, run.Repo, fixID, d.PR, pullNews{apply: func(p *runs.Pull) {
+	fix, err := Read(ctx, b, gh, run.Repo, fixID, d.PR, News{Apply: func(p *runs.Pull) {
 		if p.Verify == nil || (p.Verify.Head == d.Head && (p.Verify.RunID == "" || p.Verify.RunID == run.ID)) {
 			p.Verify = &v
 		}
@@ -184,7 +188,7 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 	}
 	p := fix.PR
 	if p == nil || p.Verify == nil || p.Verify.RunID != run.ID {
-		logFor(ctx).Info().Str("fix_run", fixID).Msg("the verification ended after its head was replaced; not shown")
+		zerolog.Ctx(ctx).Info().Str("fix_run", fixID).Msg("the verification ended after its head was replaced; not shown")
 		return nil
 	}
 	// The comment first: a check run that cannot be updated must not keep
@@ -199,7 +203,7 @@ func (b *Base) verified(ctx context.Context, gh github.Client, run runs.Run) err
 	if err != nil {
 		return queue.Permanent(err)
 	}
-	job := jobOf(fix.Kind).Evidence
+	job := b.Jobs.Of(fix.Kind).Evidence
 	review, err := checkDiff(ctx, gh, repo, d.PR, job)
 	if err != nil {
 		return err

@@ -1,0 +1,89 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	gogithub "github.com/google/go-github/v66/github"
+	"github.com/rs/zerolog"
+
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/work/dashboard"
+)
+
+// DashboardTick acts on an edit of a flaky-tests dashboard: each box ticked
+// by someone with write access starts a fix run of its test; the body is
+// then rewritten from the ledger, which unticks the boxes and shows the runs.
+type DashboardTick struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *DashboardTick) Handles() []string { return []string{"issues"} }
+
+// ParseDashboardEdit reads an issues event; ok is false unless a person
+// (not a bot) edited the body of an issue carrying the dashboard label, of
+// an installation.
+func ParseDashboardEdit(payload []byte) (ev dashboard.Edit, ok bool, err error) {
+	var raw gogithub.IssuesEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return dashboard.Edit{}, false, fmt.Errorf("decoding issues event: %w", err)
+	}
+	is, sender := raw.GetIssue(), raw.GetSender()
+	if raw.GetAction() != "edited" || raw.GetChanges().GetBody() == nil || is == nil || is.IsPullRequest() || is.GetNumber() <= 0 ||
+		raw.GetInstallation().GetID() <= 0 || sender.GetLogin() == "" || sender.GetType() == "Bot" || strings.HasSuffix(sender.GetLogin(), "[bot]") ||
+		!slices.ContainsFunc(is.Labels, func(l *gogithub.Label) bool { return l.GetName() == publish.DashboardLabel }) {
+		return dashboard.Edit{}, false, nil
+	}
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return dashboard.Edit{}, false, err
+	}
+	// Only the boxes this edit ticked: one still ticked from an earlier
+	// edit (the rewrite comes a window later) asked already.
+	before := publish.Ticks(raw.GetChanges().GetBody().GetFrom())
+	var ticks []string
+	for _, id := range publish.Ticks(is.GetBody()) {
+		if !slices.Contains(before, id) {
+			ticks = append(ticks, id)
+		}
+	}
+	return dashboard.Edit{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Issue: is.GetNumber(), Editor: sender.GetLogin(),
+		Ticks: ticks}, true, nil
+}
+
+// Handle implements githubapp.EventHandler.
+func (h *DashboardTick) Handle(ctx context.Context, _, deliveryID string, payload []byte) error {
+	ev, ok, err := ParseDashboardEdit(payload)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	if !ok {
+		return nil
+	}
+	repo := ev.Repo.String()
+	ctx = zerolog.Ctx(ctx).With().Str("repo", repo).Int("issue", ev.Issue).Logger().WithContext(ctx)
+	d, err := h.Ledger.Dashboard(ctx, repo)
+	if err != nil {
+		return err
+	}
+	if d.Issue != ev.Issue {
+		zerolog.Ctx(ctx).Info().Int("dashboard", d.Issue).Msg("ignoring an edit of an issue labelled as a dashboard that is not this repository's dashboard")
+		return nil
+	}
+	note := ""
+	if len(ev.Ticks) > 0 {
+		if note, err = dashboard.StartTicked(ctx, &h.Base, ev, deliveryID); err != nil {
+			return err
+		}
+	}
+	// The body is no longer pitcrew's: the refresh rewrites it, unticked.
+	if err := h.Ledger.DashboardEdited(ctx, repo, note); err != nil {
+		return err
+	}
+	// The edit's only effect is the rewrite: without it, a retry.
+	return h.ScheduleDashboard(ctx, repo, ev.InstallationID)
+}
