@@ -20,43 +20,6 @@ var (
 	webFile = regexp.MustCompile(`(^|/)(router|endpoint)\.ex$|_controller\.ex$|/controllers/|/plugs?/|_plug\.ex$|_live\.ex$|/live/`)
 )
 
-// plugsRemoved: a plug removed from a controller, router or pipeline, or
-// kept under the same name with other options (fewer actions, an except:
-// list, another role), wherever in the file it was added back.
-func plugsRemoved(c change) []Finding {
-	if !webFile.MatchString(c.path) {
-		return nil
-	}
-	now := map[string][]string{} // plug → the options of each added one
-	for _, l := range c.added() {
-		if m := plugLine.FindStringSubmatch(withStrings(l.Text)); m != nil {
-			now[m[1]] = append(now[m[1]], strings.TrimSpace(m[2]))
-		}
-	}
-	var out []Finding
-	for _, l := range c.removed() {
-		m := plugLine.FindStringSubmatch(withStrings(l.Text))
-		if m == nil {
-			continue
-		}
-		opts, kept := now[m[1]]
-		switch {
-		case !kept:
-			out = append(out, c.finding("plug-removed", Concern, l, fmt.Sprintf("the plug %s no longer runs here: requests it stopped now reach the action", m[1])))
-		case !slices.Contains(opts, strings.TrimSpace(m[2])):
-			out = append(out, c.finding("plug-changed", Concern, l, fmt.Sprintf("the plug %s now runs with other options (%s): check it still guards every action it did", m[1], orNone(opts[0]))))
-		}
-	}
-	return out
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
 var atom = regexp.MustCompile(`:\w+|[A-Z][\w.]*`)
 
 // pipelinesChanged: a pipe_through, on_mount or live_session removed or
@@ -128,36 +91,66 @@ var (
 )
 
 // checksRemoved: outside tests, a removed line that checks ownership,
-// billing, a role or a permission, when no added line of the same block
-// makes the same check.
+// billing, a role or a permission, when no added line of the file
+// requires the same: the check's function (by its name, however it is
+// called: inline, as a plug's fun:, as an MFA) and the values it checks
+// against (a role string). An inline check turned into a plug for the
+// same action requires the same and is not reported.
 func checksRemoved(c change) []Finding {
 	if c.test {
 		return nil
 	}
+	var sb strings.Builder
+	for _, l := range c.added() {
+		sb.WriteString(withStrings(l.Text) + "\n")
+	}
+	added := sb.String()
 	var out []Finding
 	for _, b := range c.blocks {
-		var sb strings.Builder
-		for _, l := range b.added {
-			sb.WriteString(l.code + "\n")
-		}
-		added := sb.String()
 		for _, l := range b.removed {
 			line := l.code
 			if !checkShape.MatchString(line) {
 				continue
 			}
-			for _, w := range guardWord.FindAllString(line, -1) {
-				if !strings.Contains(added, w) {
-					out = append(out, c.finding("check-removed", Concern, l, fmt.Sprintf("a check on %s is gone: the error may stop because more is let through", w)))
-					break
-				}
-			}
-			if len(out) > 0 && out[len(out)-1].Line == l.Old {
+			if w, kept := checkKept(withStrings(l.Text), line, added); !kept {
+				out = append(out, c.finding("check-removed", Concern, l, fmt.Sprintf("a check on %s is gone: the error may stop because more is let through", w)))
 				break // one finding per block: the rest of it is the same check
 			}
 		}
 	}
 	return out
+}
+
+var quoted = regexp.MustCompile(`"[^"]*"`)
+
+// checkKept reports whether the added code requires what a removed check
+// line did; when it does not, what is missing.
+func checkKept(text, line, added string) (missing string, kept bool) {
+	inPlace := true
+	checked := 0
+	for _, at := range guardWord.FindAllStringIndex(line, -1) {
+		if at[0] > 0 && line[at[0]-1] == ':' {
+			continue // a status the refusal answers (:forbidden), not what is checked
+		}
+		checked++
+		w := line[at[0]:at[1]]
+		name := w[strings.LastIndex(w, ".")+1:]
+		core := strings.TrimRight(name, "?!")
+		if !strings.Contains(added, core) {
+			return w, false
+		}
+		inPlace = inPlace && strings.Contains(added, w)
+	}
+	if checked == 0 || inPlace {
+		return "", true // no check here, or the same call rewritten where it was
+	}
+	// The check moved (to a plug, an MFA): it must ask for the same values.
+	for _, q := range quoted.FindAllString(text, -1) {
+		if len(q) > 2 && !strings.Contains(added, q) {
+			return q, false
+		}
+	}
+	return "", true
 }
 
 var (

@@ -3,6 +3,7 @@ package evidence
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,7 +16,11 @@ type change struct {
 	blocks  []block // runs of removed then added lines, in order
 	all     []Line  // every line the diff shows, context included
 	attrs   map[string]string
-	touched []string // the global state the diff shows the file touching
+	touched []string // the global state the diff (or the file at head) shows the file touching
+	// ownAdded counts this file's added lines by movedKey; movedTo reports
+	// whether a line is added in another file of the diff (it moved there).
+	ownAdded map[string]int
+	movedTo  func(text string) bool
 }
 
 // block is a run of removed lines followed by the added lines that
@@ -25,7 +30,7 @@ type block struct {
 }
 
 func newFileChange(f File) change {
-	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}}
+	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }}
 	for _, h := range f.Hunks {
 		var cur block
 		flush := func() {
@@ -45,6 +50,7 @@ func newFileChange(f File) change {
 				cur.removed = append(cur.removed, l)
 			case '+':
 				cur.added = append(cur.added, l)
+				c.ownAdded[movedKey(l.Text)]++
 			default:
 				flush()
 			}
@@ -64,6 +70,20 @@ func newFileChange(f File) change {
 	}
 	c.touched = touches(c.all)
 	return c
+}
+
+// readHead adds what the whole file at the pull request's head shows to
+// what the diff shows.
+func (c *change) readHead(content string) {
+	var lines []Line
+	for _, t := range strings.Split(content, "\n") {
+		lines = append(lines, Line{Kind: ' ', Text: t, code: code(t)})
+	}
+	for _, w := range touches(lines) {
+		if !slices.Contains(c.touched, w) {
+			c.touched = append(c.touched, w)
+		}
+	}
 }
 
 // maxJoined bounds the lines one call is read across.

@@ -12,7 +12,8 @@ type rule func(c change) []Finding
 // flakyRules are what a flaky-test fix must not do: wait longer, retry,
 // skip, or test less. The fix is the cause (shared state, ordering, a
 // missing sync point), not a disguise.
-var flakyRules = []rule{sleeps, receiveTimeouts, attributeTimeouts, callTimeouts, tagTimeouts, retries, rescues, skips, exclusions,
+var flakyRules = []rule{sleeps, receiveTimeouts, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
+	deltaSlack, boundsDropped, concurrencyReduced, retries, rescues, skips, exclusions,
 	deletedTests, deletedAssertions, weakenedAssertions, asyncOff, ciForgives}
 
 // sleepCalls are the calls that wait a fixed time.
@@ -20,7 +21,9 @@ var sleepCalls = []string{"Process.sleep", ":timer.sleep"}
 
 // sleeps: a sleep added, or one made longer. A sleep kept, moved or
 // shortened is not reported; one whose time cannot be read (a variable,
-// a pipe) counts as added when no sleep was removed for it.
+// a pipe) counts as added when no sleep was removed for it. A sleep
+// between the tries of a polling helper is how it polls (retries notes
+// the helper).
 func sleeps(c change) []Finding {
 	var before []int64
 	removed := 0
@@ -33,6 +36,14 @@ func sleeps(c change) []Finding {
 		}
 	}
 	var out []Finding
+	polls := map[int]bool{}
+	for _, b := range c.blocks {
+		if pollingHelper(b) {
+			for _, l := range b.added {
+				polls[l.New] = true
+			}
+		}
+	}
 	for _, l := range c.added() {
 		v, found, known := c.sleepOf(l.code)
 		if !found {
@@ -40,6 +51,8 @@ func sleeps(c change) []Finding {
 		}
 		old, had := largest(before)
 		switch {
+		case polls[l.New]:
+			continue // the helper's definition is noted (retries)
 		case removed == 0:
 			out = append(out, c.finding("sleep-added", Concern, l, "a sleep waits for a fixed time instead of for the event the test needs: a disguised retry, not a fix"))
 		case known && had && v > old:
@@ -136,15 +149,40 @@ func (c change) callTimeout(line string, names []string, pos int, def int64) (in
 	return 0, false
 }
 
-// receiveMacros wait for a message, 100 ms by default
-// (ExUnit's assert_receive_timeout and refute_receive_timeout).
-var receiveMacros = []string{"assert_receive", "refute_receive", "assert_received"}
+// receiveMacro waits for a message, ExUnit's assert_receive_timeout
+// (100 ms) unless its call gives a timeout: at argument pos, which a
+// call with fewer arguments leaves out. Phoenix's channel assertions wait
+// the same way; Oban's assert_enqueued waits only when given a timeout.
+type receiveMacro struct {
+	name string
+	pos  int   // -1: it takes no timeout
+	def  int64 // the wait when the call gives none
+}
+
+var receiveMacroList = []receiveMacro{
+	{"assert_receive", 1, defaultReceiveTimeout}, {"refute_receive", 1, defaultReceiveTimeout}, {"assert_received", -1, defaultReceiveTimeout},
+	{"assert_push", 2, defaultReceiveTimeout}, {"refute_push", 2, defaultReceiveTimeout},
+	{"assert_broadcast", 2, defaultReceiveTimeout}, {"refute_broadcast", 2, defaultReceiveTimeout},
+	{"assert_reply", 3, defaultReceiveTimeout}, {"refute_reply", 3, defaultReceiveTimeout},
+	{"assert_push_event", 3, defaultReceiveTimeout},
+	{"assert_enqueued", 1, 0}, {"refute_enqueued", 1, 0},
+}
+
+// receiveMacros are the names of receiveMacroList.
+var receiveMacros = func() []string {
+	var names []string
+	for _, m := range receiveMacroList {
+		names = append(names, m.name)
+	}
+	return names
+}()
 
 const defaultReceiveTimeout = 100
 
-// receiveTimeouts: an assert_receive or refute_receive that waits longer
-// than the same macro it replaces, or a new one with a long explicit
-// timeout; and ExUnit's own receive timeouts raised in configuration.
+// receiveTimeouts: a macro that waits for a message (receiveMacroList)
+// waiting longer than the same macro it replaces, or a new one with a
+// long explicit timeout; and ExUnit's own receive timeouts raised for
+// every test (suiteTimeouts).
 func receiveTimeouts(c change) []Finding {
 	var out []Finding
 	for _, m := range receiveMacros {
@@ -159,29 +197,21 @@ func receiveTimeouts(c change) []Finding {
 				fmt.Sprintf("the %s timeout went from %s to %s: waiting longer for the message hides why it is late", m, ms(old), ms(now)))
 		})...)
 	}
-	for _, l := range c.added() {
-		for _, key := range []string{"assert_receive_timeout", "refute_receive_timeout"} {
-			if v, ok := c.keyword(l.code, key); ok && v > defaultReceiveTimeout {
-				out = append(out, c.finding("receive-timeout-raised", Concern, l,
-					fmt.Sprintf("ExUnit's %s is raised to %s for every test: a longer wait, not a fix", key, ms(v))))
-			}
-		}
-	}
-	return out
+	return append(out, suiteTimeouts(c)...)
 }
 
 // receiveTimeout finds a receive macro on line and reads its timeout.
 func (c change) receiveTimeout(line string) (macro string, ms int64, ok bool) {
-	for _, m := range receiveMacros {
-		args, found := callArgs(line, m)
+	for _, m := range receiveMacroList {
+		args, found := callArgs(line, m.name)
 		if !found {
 			continue
 		}
-		if m == "assert_received" || len(args) < 2 {
-			return m, defaultReceiveTimeout, true
+		if m.pos < 0 || len(args) <= m.pos {
+			return m.name, m.def, true
 		}
-		ms, ok = c.millis(args[1])
-		return m, ms, ok
+		ms, ok = c.millis(args[m.pos])
+		return m.name, ms, ok
 	}
 	return "", 0, false
 }

@@ -61,6 +61,33 @@ func asyncOff(c change) []Finding {
 	return out
 }
 
+// maxHeadReads bounds the files HeadReads asks for: one API call each.
+const maxHeadReads = 5
+
+// HeadReads lists the files whose content at the pull request's head
+// would change a review of d (CheckWithHead): test modules made to run
+// alone whose hunks show no global state, which may sit elsewhere in the
+// file.
+func HeadReads(d Diff, job Job) []string {
+	if job != JobFlaky || d.TooLarge {
+		return nil
+	}
+	var out []string
+	for _, f := range d.Files {
+		if f.Binary || f.Deleted() || !elixirFile(f.Path()) || len(out) == maxHeadReads {
+			continue
+		}
+		c := newFileChange(f)
+		for _, finding := range asyncOff(c) {
+			if finding.Severity == Concern {
+				out = append(out, f.Path())
+				break
+			}
+		}
+	}
+	return out
+}
+
 // touches lists the global state lines touch.
 func touches(lines []Line) []string {
 	var what []string

@@ -11,17 +11,36 @@ import (
 // The rules about deleted or loosened assertions are in
 // flaky_assertions.go, the one about running alone in flaky_async.go.
 
-var retryCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|eventually|eventually_\w+|assert_eventually|wait_until\w*|wait_for\w*|poll|poll_until\w*|until_\w+|repeat_until)[!?]?\s*\(`)
+var (
+	retryCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|repeat_until)[!?]?\s*\(`)
+	// pollCall waits for a condition, the recommended replacement of a
+	// fixed sleep (ExUnit has no such helper, so each project names its own).
+	pollCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(eventually|eventually_\w+|assert_eventually|wait_until\w*|wait_for\w*|poll|poll_until\w*|until_\w+)[!?]?\s*\(`)
+	pollDef  = regexp.MustCompile(`^\s*defp?\s+(eventually|eventually_\w+|assert_eventually|wait_until\w*|wait_for\w*|wait|until|poll|poll_until\w*|until_\w+)[!?]?\b`)
+)
 
-// retries: a retry or polling loop added to a test, or reduce_while
-// around a sleep.
+// pollingHelper reports whether a block defines a helper that polls for a
+// condition: its sleep and rescue are how it polls.
+func pollingHelper(b block) bool {
+	for _, l := range b.added {
+		if pollDef.MatchString(l.code) {
+			return true
+		}
+	}
+	return false
+}
+
+// retries: a retry loop added to a test (the test run again until it
+// passes), or reduce_while around a sleep, is a concern; polling for a
+// condition (wait_until, eventually), the way to replace a fixed sleep, is
+// a note.
 func retries(c change) []Finding {
 	if !c.test {
 		return nil
 	}
 	var out []Finding
 	for _, b := range c.blocks {
-		sleepy := false
+		sleepy, helper, noted := false, pollingHelper(b), false
 		for _, l := range b.added {
 			if _, ok := c.callTimeout(l.code, sleepCalls, 0, -1); ok {
 				sleepy = true
@@ -29,10 +48,16 @@ func retries(c change) []Finding {
 		}
 		for _, l := range b.added {
 			line := l.code
+			attr := strings.HasPrefix(strings.TrimSpace(line), "@")
 			switch {
-			case retryCall.MatchString(line) && !strings.HasPrefix(strings.TrimSpace(line), "@"):
+			case retryCall.MatchString(line) && !attr:
 				out = append(out, c.finding("retry-loop", Concern, l, "the test tries again until it passes: the flake is retried, not fixed"))
-			case sleepy && (indexWord(line, "Enum.reduce_while") >= 0 || indexWord(line, "Stream.repeatedly") >= 0 || strings.Contains(line, "for _ <-")):
+			case pollCall.MatchString(line) && !attr:
+				if !noted { // once per block: a helper's clauses and its recursion are one helper
+					out = append(out, c.finding("polling", Note, l, "the test polls for a condition: a fix when it waits for the state the test needs, not for the assertion to pass by chance"))
+				}
+				noted = true
+			case sleepy && !helper && (indexWord(line, "Enum.reduce_while") >= 0 || indexWord(line, "Stream.repeatedly") >= 0 || strings.Contains(line, "for _ <-")):
 				out = append(out, c.finding("retry-loop", Concern, l, "a loop with a sleep in it polls until the test passes: the flake is retried, not fixed"))
 			}
 		}
@@ -43,17 +68,21 @@ func retries(c change) []Finding {
 var (
 	rescueLine = regexp.MustCompile(`^\s*(rescue|catch)\b|\b(rescue|catch)\s*(_|e|error|ExUnit\.AssertionError|:exit|kind)\b|\btry\s+do\b`)
 	assertion  = regexp.MustCompile(`^\s*(assert|refute)\w*\b`)
+	// anyAssertion is an assertion anywhere on a line: at its start, or as
+	// the body of a function a polling helper calls (fn -> assert ... end).
+	anyAssertion = regexp.MustCompile(`(^\s*|->\s*|\bdo:?\s+)(assert|refute)\w*\b`)
 )
 
 // rescues: rescue or catch added in a test, a concern when the test's
-// assertions sit in it (an assertion that fails is then swallowed).
+// assertions sit in it (an assertion that fails is then swallowed); not
+// inside a polling helper, which retries notes.
 func rescues(c change) []Finding {
 	if !c.test {
 		return nil
 	}
 	var out []Finding
 	for _, b := range c.blocks {
-		asserts := false
+		asserts, helper := false, pollingHelper(b)
 		for _, l := range b.added {
 			if assertion.MatchString(l.code) || strings.Contains(l.Text, "AssertionError") {
 				asserts = true
@@ -63,7 +92,9 @@ func rescues(c change) []Finding {
 			if !rescueLine.MatchString(l.code) {
 				continue
 			}
-			if asserts {
+			if helper {
+				continue // how the helper polls: retries notes it
+			} else if asserts {
 				out = append(out, c.finding("rescue-around-assertion", Concern, l, "a rescue or catch around assertions lets a failing assertion pass"))
 			} else {
 				out = append(out, c.finding("rescue-in-test", Note, l, "a rescue or catch in a test can hide the failure it is meant to show"))
@@ -137,12 +168,25 @@ func exclusions(c change) []Finding {
 
 var testDef = regexp.MustCompile(`^\s*(test|property|feature)\s+("|~s|~S)`)
 
-// deletedTests: tests or whole test files removed.
+// deletedTests: tests or whole test files removed. A test added in
+// another file of the same diff, by its name, moved and is not counted.
 func deletedTests(c change) []Finding {
 	if !c.test {
 		return nil
 	}
 	if c.file.Deleted() {
+		tests, moved := 0, 0
+		for _, l := range c.removed() {
+			if testDef.MatchString(l.Text) {
+				tests++
+				if c.movedTo(l.Text) {
+					moved++
+				}
+			}
+		}
+		if tests > 0 && moved == tests {
+			return nil // split or moved: every test is added in another file of the diff
+		}
 		for _, l := range c.removed() {
 			return []Finding{c.finding("test-deleted", Concern, l, "the whole test file is deleted")}
 		}
@@ -155,7 +199,7 @@ func deletedTests(c change) []Finding {
 	var gone []Line
 	kept := 0
 	for _, l := range c.removed() {
-		if testDef.MatchString(l.Text) {
+		if testDef.MatchString(l.Text) && !c.movedTo(l.Text) {
 			gone = append(gone, l)
 		}
 	}

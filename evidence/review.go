@@ -55,7 +55,13 @@ type Review struct {
 }
 
 // Check applies the job's rules to a parsed diff.
-func Check(d Diff, job Job) Review {
+func Check(d Diff, job Job) Review { return CheckWithHead(d, job, nil) }
+
+// CheckWithHead is Check with some files as they are at the pull
+// request's head (path to content; HeadReads says which help): a rule
+// that looks for what the diff does not show, such as the global state a
+// test module touches outside its hunks, reads the whole file.
+func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 	if d.TooLarge {
 		return Review{Verdict: VerdictNote, Findings: []Finding{}, NotChecked: fmt.Sprintf(
 			"not checked: too large (%d files, %d changed lines read; the bounds are %d files and %d changed lines)",
@@ -66,11 +72,16 @@ func Check(d Diff, job Job) Review {
 		rules = alertRules
 	}
 	var out []Finding
+	added := addedLines(d)
 	for _, f := range d.Files {
 		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !configFile(f.Path()) {
 			continue
 		}
 		c := newFileChange(f)
+		c.movedTo = func(text string) bool { return added[movedKey(text)]-c.ownAdded[movedKey(text)] > 0 }
+		if h, ok := head[f.Path()]; ok {
+			c.readHead(h)
+		}
 		for _, rule := range rules {
 			out = append(out, rule(c)...)
 		}
@@ -94,6 +105,25 @@ func Check(d Diff, job Job) Review {
 	}
 	return r
 }
+
+// addedLines counts the lines the diff adds, by their code, over every
+// file: a line removed here and added in another file moved.
+func addedLines(d Diff) map[string]int {
+	out := map[string]int{}
+	for _, f := range d.Files {
+		for _, h := range f.Hunks {
+			for _, l := range h.Lines {
+				if l.Kind == '+' {
+					out[movedKey(l.Text)]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// movedKey is a line as moving it keeps it: its code, without indentation.
+func movedKey(text string) string { return strings.TrimSpace(code(text)) }
 
 // dedupe keeps one finding per rule and line.
 func dedupe(in []Finding) []Finding {

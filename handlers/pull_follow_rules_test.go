@@ -46,6 +46,9 @@ const pull77 = "https://github.com/hexpm/hexpm/pull/77"
 func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 	sleepy, _ := os.ReadFile(testenv.Path("evidence", "testdata", "flaky", "sleep_added.diff"))
 	plug, _ := os.ReadFile(testenv.Path("evidence", "testdata", "alert", "plug_removed.diff"))
+	alone, _ := os.ReadFile(testenv.Path("evidence", "testdata", "flaky", "async_off_module_global.diff"))
+	const module = "test/hexpm/billing/report_test.exs"
+	atHead, _ := os.ReadFile(testenv.Path("evidence", "testdata", "flaky", "async_off_module_global.head", module))
 	const head = "1111111111111111111111111111111111111111"
 	open := github.PullRequest{Number: 77, State: "open", HeadSHA: head}
 	for _, c := range []struct {
@@ -56,6 +59,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 		pull      *github.PullRequest
 		diff      string
 		diffErr   error
+		headFiles map[string]string // the repository at the pull request's head
 		follows   bool
 		state     string // of the followed pull request
 		check     string // the evidence check run's title; "" for none
@@ -68,6 +72,10 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 			follows: true, state: runs.PullOpen, check: "Evidence: clean"},
 		{name: "a pull request read from the answer's text", kind: runs.KindFlaky, answerPRs: []string{"https://github.com/hexpm/hexpm/pull/77"}, pull: &open, diff: string(sleepy),
 			follows: true, state: runs.PullOpen, check: "Evidence: 1 concern"},
+		{name: "a module made to run alone, its global state outside the hunks", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(alone),
+			headFiles: map[string]string{module: string(atHead)}, follows: true, state: runs.PullOpen, check: "Evidence: 1 note"},
+		{name: "the same module when its file cannot be read at head", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(alone),
+			follows: true, state: runs.PullOpen, check: "Evidence: 1 concern"},
 		{name: "a diff GitHub will not produce", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diffErr: github.ErrDiffTooLarge,
 			follows: true, state: runs.PullOpen, check: "Evidence: not checked: GitHub will not produce a diff this large"},
 		{name: "a pull request that is gone", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", follows: true, state: runs.PullGone},
@@ -79,7 +87,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Installation: testenv.Installation, Pulls: map[int]github.PullRequest{}, Diffs: map[int]string{77: c.diff},
-				DiffErrs: map[int]error{77: c.diffErr}, Suites: map[string]string{"github-actions/1": "success", "pitcrew/2": "neutral"}}
+				DiffErrs: map[int]error{77: c.diffErr}, HeadFiles: c.headFiles, Suites: map[string]string{"github-actions/1": "success", "pitcrew/2": "neutral"}}
 			if c.pull != nil {
 				gh.Pulls[77] = *c.pull
 			}

@@ -97,6 +97,9 @@ type Pulls interface {
 	// PullDiff reads a pull request's unified diff; ErrDiffTooLarge when
 	// GitHub will not produce it (over its own bounds).
 	PullDiff(ctx context.Context, repo Repo, number int) (string, error)
+	// FileAt reads a file as it is at ref (a pull request's head);
+	// ErrFileGone when it is not there, ErrFileTooLarge past MaxFileAt.
+	FileAt(ctx context.Context, repo Repo, path, ref string) (string, error)
 	// ChangedFiles lists the files a pull request changed (all pages).
 	ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error)
 	// ReviewComments lists a review's inline comments (the first 100).
@@ -212,6 +215,13 @@ var ErrPullGone = errors.New("the pull request does not exist")
 
 // ErrDiffTooLarge means GitHub refused to produce a pull request's diff.
 var ErrDiffTooLarge = errors.New("the pull request's diff is too large for GitHub to produce")
+
+// ErrFileGone is a file FileAt did not find at the ref; ErrFileTooLarge
+// one larger than MaxFileAt.
+var (
+	ErrFileGone     = errors.New("the file is not there")
+	ErrFileTooLarge = errors.New("the file is larger than pitcrew reads")
+)
 
 // ErrIssueGone means an issue was deleted (or moved where the app cannot
 // see it).

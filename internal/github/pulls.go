@@ -118,3 +118,25 @@ func (g *restGitHub) PullDiff(ctx context.Context, repo Repo, number int) (strin
 	}
 	return diff, nil
 }
+
+// MaxFileAt bounds the files FileAt reads: a test module, not a fixture.
+const MaxFileAt = 1 << 20
+
+func (g *restGitHub) FileAt(ctx context.Context, repo Repo, path, ref string) (string, error) {
+	f, _, _, err := g.c.Repositories.GetContents(ctx, repo.Owner, repo.Name, path, &gogithub.RepositoryContentGetOptions{Ref: ref})
+	switch {
+	case isStatus(err, http.StatusNotFound):
+		return "", ErrFileGone
+	case err != nil:
+		return "", fmt.Errorf("reading %s of %s at %s: %w", path, repo, ref, err)
+	case f == nil:
+		return "", ErrFileGone // a directory
+	case f.GetSize() > MaxFileAt:
+		return "", ErrFileTooLarge
+	}
+	content, err := f.GetContent()
+	if err != nil {
+		return "", fmt.Errorf("decoding %s of %s at %s: %w", path, repo, ref, err)
+	}
+	return content, nil
+}

@@ -39,3 +39,34 @@ func TestEditingAMovedOrDeletedIssueSaysItIsGone(t *testing.T) {
 		}
 	}
 }
+
+// FileAt reads a file at a ref through the contents API; a missing file,
+// a directory and one past MaxFileAt are said so, not read.
+func TestFileAtReadsOneFileAtARef(t *testing.T) {
+	var refs []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /repos/a/b/contents/test/a_test.exs", func(w http.ResponseWriter, r *http.Request) {
+		refs = append(refs, r.URL.Query().Get("ref"))
+		w.Write([]byte(`{"type":"file","encoding":"base64","size":15,"path":"test/a_test.exs","content":"dXNlIEEuQ2FzZQpvawo="}`))
+	})
+	mux.HandleFunc("GET /repos/a/b/contents/test/big_test.exs", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"type":"file","encoding":"base64","size":2000000,"path":"test/big_test.exs","content":""}`))
+	})
+	mux.HandleFunc("GET /repos/a/b/contents/test", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`[{"type":"file","path":"test/a_test.exs"}]`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := gogithub.NewClient(nil)
+	c.BaseURL, _ = url.Parse(srv.URL + "/")
+	g := &restGitHub{c: c}
+	repo := Repo{"a", "b"}
+	if got, err := g.FileAt(context.Background(), repo, "test/a_test.exs", "abc123"); err != nil || got != "use A.Case\nok\n" || len(refs) != 1 || refs[0] != "abc123" {
+		t.Fatalf("FileAt = %q, %v (refs %v)", got, err, refs)
+	}
+	for path, want := range map[string]error{"test/gone_test.exs": ErrFileGone, "test": ErrFileGone, "test/big_test.exs": ErrFileTooLarge} {
+		if _, err := g.FileAt(context.Background(), repo, path, "abc123"); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", path, err, want)
+		}
+	}
+}

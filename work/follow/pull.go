@@ -205,7 +205,7 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 	if job == "" {
 		return nil, nil // a job without reviewer rules: its pull request is followed, its diff not checked
 	}
-	review, err := checkDiff(ctx, gh, repo, p.Number, job)
+	review, err := checkDiff(ctx, gh, repo, p.Number, p.Head, job)
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +251,10 @@ func evidenceOutput(job evidence.Job, run runs.Run, pr int, review evidence.Revi
 	return publish.WithRunLog(publish.RenderEvidence(job, pr, review), job, run)
 }
 
-// checkDiff reviews a pull request's diff with the job's rules.
-func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, number int, job evidence.Job) (evidence.Review, error) {
+// checkDiff reviews a pull request's diff with the job's rules, reading
+// at head the few files whose hunks alone cannot settle a rule
+// (evidence.HeadReads, one call each).
+func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, number int, head string, job evidence.Job) (evidence.Review, error) {
 	diff, err := gh.PullDiff(ctx, repo, number)
 	if errors.Is(err, github.ErrPullGone) {
 		diff, err = "", nil // deleted between the two reads: nothing to check
@@ -270,5 +272,16 @@ func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, number i
 	if err != nil {
 		return evidence.Review{}, err
 	}
-	return evidence.Check(d, job), nil
+	files := map[string]string{}
+	for _, path := range evidence.HeadReads(d, job) {
+		content, err := gh.FileAt(ctx, repo, path, head)
+		if errors.Is(err, github.ErrFileGone) || errors.Is(err, github.ErrFileTooLarge) {
+			continue // the review then reads the hunks alone
+		}
+		if err != nil {
+			return evidence.Review{}, err
+		}
+		files[path] = content
+	}
+	return evidence.CheckWithHead(d, job, files), nil
 }

@@ -204,7 +204,7 @@ func verified(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) 
 		return queue.Permanent(err)
 	}
 	job := b.Jobs.Of(fix.Kind).Evidence
-	review, err := checkDiff(ctx, gh, repo, d.PR, job)
+	review, err := checkDiff(ctx, gh, repo, d.PR, d.Head, job)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,8 @@ type Fake struct {
 	// Pulls are the pull requests the fake knows, and their diffs.
 	Pulls map[int]github.PullRequest
 	Diffs map[int]string
+	// HeadFiles are the repository's files at a pull request's head, by path.
+	HeadFiles map[string]string
 	// DiffErrs are what PullDiff answers instead of a diff.
 	DiffErrs map[int]error
 	// Files are the files each pull request changed.

@@ -82,3 +82,14 @@ func (f *Fake) ReactToReviewComment(_ context.Context, _ github.Repo, id int64, 
 	f.write("ReactReview %d %s", id, content)
 	return nil
 }
+
+// FileAt implements github.Pulls from HeadFiles (whatever the ref).
+func (f *Fake) FileAt(_ context.Context, _ github.Repo, path, _ string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	content, ok := f.HeadFiles[path]
+	if !ok {
+		return "", github.ErrFileGone
+	}
+	return content, nil
+}

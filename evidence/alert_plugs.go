@@ -1,0 +1,181 @@
+package evidence
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The alert rule about plugs: read as whole statements, compared by what
+// they require.
+
+// plugsRemoved: a plug removed from a controller, router or pipeline, or
+// kept under the same name but requiring less: fewer actions, an except:
+// list, another role, another check, wherever in the file it was added
+// back. Plugs are read as whole statements (options and when clauses on
+// lines of their own), and compared by what they require, so a function
+// reference rewritten as an MFA tuple is the same plug.
+func plugsRemoved(c change) []Finding {
+	if !webFile.MatchString(c.path) {
+		return nil
+	}
+	was, now := plugStatements(c.all, '+'), plugStatements(c.all, '-')
+	used := make([]bool, len(now))
+	var out []Finding
+	for _, p := range was {
+		match, named := -1, -1
+		for i, n := range now {
+			if used[i] || n.name != p.name {
+				continue
+			}
+			if named < 0 {
+				named = i
+			}
+			if requiresAll(n.requires, p.requires) {
+				match = i
+				break
+			}
+		}
+		switch {
+		case match >= 0:
+			used[match] = true
+		case !p.changed:
+			// seen only as context: not this diff's doing
+		case named < 0:
+			out = append(out, c.finding("plug-removed", Concern, p.line, fmt.Sprintf("the plug %s no longer runs here: requests it stopped now reach the action", p.name)))
+		default:
+			used[named] = true
+			out = append(out, c.finding("plug-changed", Concern, p.line, fmt.Sprintf("the plug %s now runs with other options (%s): check it still guards every action it did", p.name, orNone(now[named].opts))))
+		}
+	}
+	covered := map[int]bool{} // the old lines of the plugs read whole
+	for _, p := range was {
+		for _, n := range p.oldLines {
+			covered[n] = true
+		}
+	}
+	return append(out, plugOptionsChanged(c, covered)...)
+}
+
+// plugOption is a line of a plug's options written apart from the plug
+// (the statement may start above the hunk).
+var plugOption = regexp.MustCompile(`^\s*(fun|opts|domain|resource|only|except|roles?|level)\s*:|&[a-z_][\w?!]*/\d|^\s*when\s+action\b`)
+
+// plugOptionsChanged: a line of a plug's options removed, with what it
+// required missing from the lines that replace it, for a plug that starts
+// above the hunk (covered: the old lines of the plugs read whole).
+func plugOptionsChanged(c change, covered map[int]bool) []Finding {
+	var out []Finding
+	for _, b := range c.blocks {
+		var sb strings.Builder
+		for _, l := range b.added {
+			sb.WriteString(withStrings(l.Text) + " ")
+		}
+		now := " " + requirements(sb.String()) + " "
+		for _, l := range b.removed {
+			text := withStrings(l.Text)
+			if covered[l.Old] || !plugOption.MatchString(text) || plugLine.MatchString(text) {
+				continue
+			}
+			for _, r := range strings.Fields(requirements(text)) {
+				if !strings.Contains(now, " "+r+" ") {
+					out = append(out, c.finding("plug-changed", Concern, l, fmt.Sprintf("a plug's options no longer require %s: check it still guards every action it did", r)))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// plugStatement is a plug as one statement: its name, its options and when
+// clause as written, and what it requires, normalised.
+type plugStatement struct {
+	name, opts, requires string
+	line                 Line // its first changed line, or its first line
+	changed              bool
+	oldLines             []int // the old file's lines it spans
+}
+
+// plugStatements reads the plugs of one side of the diff: the lines not
+// of kind skip ('+' for the old file, '-' for the new one).
+func plugStatements(all []Line, skip byte) []plugStatement {
+	var lines []Line
+	for _, l := range all {
+		if l.Kind != skip {
+			lines = append(lines, l)
+		}
+	}
+	var out []plugStatement
+	for i := 0; i < len(lines); i++ {
+		m := plugLine.FindStringSubmatch(withStrings(lines[i].Text))
+		if m == nil {
+			continue
+		}
+		st := plugStatement{name: m[1], line: lines[i], oldLines: []int{lines[i].Old}}
+		text := strings.TrimSpace(m[2])
+		depth := bracketDepth(code(lines[i].Text))
+		if lines[i].Kind != ' ' {
+			st.changed = true
+		}
+		for j := i + 1; j < len(lines) && j < i+maxJoined; j++ {
+			next := strings.TrimSpace(withStrings(lines[j].Text))
+			if depth <= 0 && !strings.HasSuffix(text, ",") && !strings.HasPrefix(next, "when ") {
+				break
+			}
+			text += " " + next
+			depth += bracketDepth(code(lines[j].Text))
+			if lines[j].Kind != ' ' && !st.changed {
+				st.changed, st.line = true, lines[j]
+			}
+			st.oldLines = append(st.oldLines, lines[j].Old)
+			i = j
+		}
+		st.opts, st.requires = text, requirements(text)
+		out = append(out, st)
+	}
+	return out
+}
+
+var (
+	funRef     = regexp.MustCompile(`&([A-Z][\w.]*\.)?([a-z_][\w?!]*)/\d+`)
+	mfaRef     = regexp.MustCompile(`\{\s*[A-Z][\w.]*\s*,\s*:([a-z_][\w?!]*)\s*\}`)
+	requireTok = regexp.MustCompile(`"[^"]*"|:?[a-z_][\w?!]*`)
+)
+
+// requiresAll reports whether a plug requiring now asks for at least
+// what one requiring was did: the same words, or more (a role or an
+// action added).
+func requiresAll(now, was string) bool {
+	have := strings.Fields(now)
+	for _, w := range strings.Fields(was) {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// requirements is what a plug's options require, in a form that does not
+// change with how they are written: function references and MFA tuples
+// as the function's name, module names and punctuation left out, the
+// words sorted.
+func requirements(opts string) string {
+	opts = funRef.ReplaceAllString(opts, "$2")
+	opts = mfaRef.ReplaceAllString(opts, "$1")
+	toks := requireTok.FindAllString(opts, -1)
+	for i, t := range toks {
+		toks[i] = strings.TrimPrefix(t, ":")
+	}
+	sort.Strings(toks)
+	return strings.Join(toks, " ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

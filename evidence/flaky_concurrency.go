@@ -1,0 +1,80 @@
+package evidence
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// The flaky rule about a test that raced things: made sequential, or
+// made to race fewer.
+
+// concurrentCalls start work that runs at the same time as the test.
+var concurrentCalls = []string{"Task.async_stream", "Task.async", "Task.start", "Task.start_link", "Task.Supervisor.async", "Task.Supervisor.async_nolink",
+	"Task.Supervisor.async_stream", "Task.Supervisor.start_child", "spawn", "spawn_link", "spawn_monitor", "Flow.from_enumerable",
+	"start_supervised", "start_supervised!", "GenServer.start", "GenServer.start_link", "Agent.start_link", "DynamicSupervisor.start_child"}
+
+var (
+	rangeEnd       = regexp.MustCompile(`\.\.\s*([0-9][0-9_]*)`)
+	maxConcurrency = regexp.MustCompile(`\bmax_concurrency:\s*([0-9][0-9_]*)`)
+)
+
+func concurrent(line string) bool {
+	for _, n := range concurrentCalls {
+		if indexWord(line, n) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// concurrencyReduced: in a test, code that ran things concurrently
+// replaced by code that runs them one after another, or made to start
+// fewer of them: the race the test exists to find no longer happens.
+func concurrencyReduced(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		var raced []Line
+		for _, l := range b.removed {
+			if concurrent(l.code) {
+				raced = append(raced, l)
+			}
+		}
+		if len(raced) == 0 {
+			continue
+		}
+		var still []Line
+		for _, l := range b.added {
+			if concurrent(l.code) {
+				still = append(still, l)
+			}
+		}
+		if len(still) == 0 && len(b.added) > 0 {
+			out = append(out, c.finding("concurrency-reduced", Concern, raced[0], "the test no longer runs this concurrently: the race it exists to find cannot happen, the flake is hidden"))
+			continue
+		}
+		was, now := c.racers(b.removed), c.racers(b.added)
+		if was > 0 && now > 0 && now < was {
+			out = append(out, c.finding("concurrency-reduced", Concern, still[0], fmt.Sprintf("the test races %d instead of %d: fewer at once makes the flake rarer, not fixed", now, was)))
+		}
+	}
+	return out
+}
+
+// racers is how many things the lines start at once: the largest range
+// end or max_concurrency among them, 0 when none is written.
+func (c change) racers(lines []Line) int64 {
+	var n int64
+	for _, l := range lines {
+		for _, re := range []*regexp.Regexp{rangeEnd, maxConcurrency} {
+			for _, m := range re.FindAllStringSubmatch(l.code, -1) {
+				if v, ok := c.millis(m[1]); ok && v > n {
+					n = v
+				}
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,138 @@
+package evidence
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The flaky rules about a test's tolerance: a timing check given more
+// slack, or its upper bound dropped.
+
+// deltaSlack: assert_in_delta given a larger delta than the one it
+// replaces (integers or floats).
+func deltaSlack(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	delta := func(line string) (float64, bool) {
+		for _, n := range []string{"assert_in_delta", "refute_in_delta"} {
+			if args, ok := callArgs(line, n); ok && len(args) >= 3 {
+				return c.number(args[2])
+			}
+		}
+		return 0, false
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		var before []float64
+		for _, l := range b.removed {
+			if v, ok := delta(l.code); ok {
+				before = append(before, v)
+			}
+		}
+		for _, l := range b.added {
+			v, ok := delta(l.code)
+			if !ok || len(before) == 0 {
+				continue
+			}
+			old := slices.Max(before)
+			if v > old {
+				out = append(out, c.finding("bound-loosened", Concern, l, fmt.Sprintf("the tolerance grew from %s to %s: the check accepts more, the flake is hidden", fmtNumber(old), fmtNumber(v))))
+			}
+		}
+	}
+	return out
+}
+
+// number reads a literal, integer or float, or a timeout expression.
+func (c change) number(expr string) (float64, bool) {
+	if f, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(expr), "_", ""), 64); err == nil {
+		return f, true
+	}
+	v, ok := c.millis(expr)
+	return float64(v), ok
+}
+
+func fmtNumber(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+var (
+	// lessThan is S < N or S <= N; greaterThan N > S or N >= S; inRange
+	// S in A..B: what bounds S from above.
+	lessThan    = regexp.MustCompile(`\b([a-z_][\w.]*)\s*<=?\s*([\w@.]+)`)
+	greaterThan = regexp.MustCompile(`([\w@.]+)\s*>=?\s*([a-z_][\w.]*)\b`)
+	inRange     = regexp.MustCompile(`\b([a-z_][\w.]*)\s+in\s+[\w@.]+\.\.([\w@.]+)`)
+	equalTo     = regexp.MustCompile(`\b([a-z_][\w.]*)\s*===?\s*([\w@.]+)`)
+	numberLike  = regexp.MustCompile(`^(@\w+|[0-9][0-9_]*|:timer\.\w+\(.*\))$`)
+)
+
+// upperBounds reads, from an assertion, the subjects it bounds from above
+// and each bound as written; exact counts an equality as a bound (an
+// assertion that replaces a range with a value keeps it bounded).
+func upperBounds(line string, exact bool) map[string]string {
+	out := map[string]string{}
+	if !assertion.MatchString(line) || strings.HasPrefix(strings.TrimSpace(line), "refute") {
+		return out
+	}
+	for _, m := range lessThan.FindAllStringSubmatch(line, -1) {
+		out[m[1]] = m[2]
+	}
+	for _, m := range greaterThan.FindAllStringSubmatch(line, -1) {
+		if numberLike.MatchString(m[1]) {
+			out[m[2]] = m[1]
+		}
+	}
+	for _, m := range inRange.FindAllStringSubmatch(line, -1) {
+		out[m[1]] = m[2]
+	}
+	for _, m := range equalTo.FindAllStringSubmatch(line, -1) {
+		if exact {
+			out[m[1]] = m[2]
+		}
+	}
+	return out
+}
+
+// boundsDropped: an assertion that bounded a value from above replaced by
+// one that checks the same value without that bound, or with a larger
+// one (assert elapsed >= 100 and elapsed < 150 made assert elapsed >= 100).
+func boundsDropped(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		was := map[string]string{}
+		for _, l := range b.removed {
+			for s, v := range upperBounds(l.code, false) {
+				was[s] = v
+			}
+		}
+		for _, l := range b.added {
+			if !assertion.MatchString(l.code) {
+				continue
+			}
+			now := upperBounds(l.code, true)
+			for s, old := range was {
+				if indexWord(l.code, s) < 0 {
+					continue
+				}
+				bound, kept := now[s]
+				switch {
+				case !kept:
+					out = append(out, c.finding("bound-loosened", Concern, l, fmt.Sprintf("%s was bounded by %s and no longer is: the check accepts any value above its floor", s, old)))
+				default:
+					o, ok1 := c.millis(old)
+					n, ok2 := c.millis(bound)
+					if ok1 && ok2 && n > o {
+						out = append(out, c.finding("bound-loosened", Concern, l, fmt.Sprintf("the bound on %s grew from %s to %s: the check accepts more", s, old, bound)))
+					}
+				}
+				delete(was, s)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+package evidence
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The flaky rules about waits set outside a single call: for the whole
+// suite, through options that stretch a process's timers, through a
+// repository's configuration, and through a wait helper's defaults.
+
+var (
+	suiteKey   = regexp.MustCompile(`\b((?:assert|refute)_receive_timeout):\s*(.+?)\s*(?:[,)\]]\s*$|$)`)
+	suitePut   = regexp.MustCompile(`\bput_env\(\s*:ex_unit\s*,\s*:((?:assert|refute)_receive_timeout)\s*,\s*(.+)\)`)
+	envRead    = regexp.MustCompile(`\bSystem\.(get_env|fetch_env!?)\b`)
+	intLiteral = regexp.MustCompile(`\b[0-9][0-9_]*\b`)
+	// ciTimeoutVar is a CI variable a test suite reads its receive timeout
+	// from (ELIXIR_ASSERT_TIMEOUT, ASSERT_RECEIVE_TIMEOUT).
+	ciTimeoutVar = regexp.MustCompile(`\b([A-Z_]*(ASSERT|RECEIVE)[A-Z_]*TIMEOUT[A-Z_]*)\s*[:=]\s*["']?([0-9][0-9_]*)`)
+)
+
+// suiteTimeouts: ExUnit's receive timeouts raised for every test: set
+// above the value they replace (the default, 100 ms, when none), read from
+// the environment (which CI then sets higher), or given such a variable in
+// CI.
+func suiteTimeouts(c change) []Finding {
+	var out []Finding
+	readsEnv := false
+	for _, l := range c.added() {
+		readsEnv = readsEnv || envRead.MatchString(l.Text)
+	}
+	for _, b := range c.blocks {
+		before := map[string]int64{}
+		for _, l := range b.removed {
+			if key, value := suiteSetting(l); key != "" {
+				if v, ok := c.suiteMillis(value); ok {
+					before[key] = v
+				}
+			}
+		}
+		for _, l := range b.added {
+			key, value := suiteSetting(l)
+			if key == "" {
+				if m := ciTimeoutVar.FindStringSubmatch(l.Text); m != nil && configFile(c.path) {
+					out = append(out, c.finding("receive-timeout-raised", Concern, l,
+						fmt.Sprintf("CI now sets %s to %s: the suite's receive timeout, raised where the tests run", m[1], m[3])))
+				}
+				continue
+			}
+			old, had := before[key]
+			if !had {
+				old = defaultReceiveTimeout
+			}
+			v, known := c.suiteMillis(value)
+			switch {
+			case known && v > old:
+				out = append(out, c.finding("receive-timeout-raised", Concern, l,
+					fmt.Sprintf("ExUnit's %s is raised to %s for every test: a longer wait, not a fix", key, ms(v))))
+			case !known && (readsEnv || envRead.MatchString(value)):
+				out = append(out, c.finding("receive-timeout-raised", Concern, l,
+					fmt.Sprintf("ExUnit's %s is read from the environment: CI can raise it for every test, a longer wait, not a fix", key)))
+			}
+		}
+	}
+	return out
+}
+
+// suiteSetting reads a line that sets one of ExUnit's receive timeouts.
+func suiteSetting(l Line) (key, value string) {
+	if m := suiteKey.FindStringSubmatch(l.code); m != nil {
+		return m[1], m[2]
+	}
+	if m := suitePut.FindStringSubmatch(l.code); m != nil {
+		return m[1], m[2]
+	}
+	return "", ""
+}
+
+// suiteMillis reads a suite timeout: a timeout expression, or the largest
+// number of a conditional one (if(ci?, do: 2_000, else: 100)).
+func (c change) suiteMillis(value string) (int64, bool) {
+	if v, ok := c.millis(value); ok {
+		return v, true
+	}
+	return largestLiteral(value)
+}
+
+// largestLiteral is the largest integer written in an expression (an
+// if(ci?, do: 2_000, else: 100) waits up to 2 s).
+func largestLiteral(expr string) (int64, bool) {
+	var best int64
+	found := false
+	for _, s := range intLiteral.FindAllString(expr, -1) {
+		if n, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64); err == nil && (!found || n > best) {
+			best, found = n, true
+		}
+	}
+	return best, found
+}
+
+var (
+	// timerKey names an option that sets how long a process waits, or how
+	// fast a budget refills.
+	timerKey = regexp.MustCompile(`(?i)(^|_)(ms|millis|msec|timeout|interval|debounce|delay|ttl|expir\w*|margin|seconds|secs|refill\w*|shutdown\w*|after|backoff|throttle\w*|rate|period|window)($|_)`)
+	keyInt   = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\))`)
+)
+
+// timerOptions: in tests and their configuration, an option that sets a
+// process's timer (debounce_ms, auto_shutdown_ms, refill_ms, an expiry
+// margin) made longer, a rate changed, or, in the test configuration, a
+// timeout injected where there was none (busy_timeout: 10_000): the race
+// is given more time, not fixed.
+func timerOptions(c change) []Finding {
+	if !c.test && !testConfig(c.path) {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		before := map[string]int64{}
+		for _, l := range b.removed {
+			for k, v := range c.timerValues(l) {
+				before[k] = v
+			}
+		}
+		for _, l := range b.added {
+			for k, v := range c.timerValues(l) {
+				old, had := before[k]
+				switch {
+				case had && (v > old || strings.Contains(k, "rate") && v != old):
+					out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %d to %d: the race is given more time, not fixed", k, old, v)))
+				case !had && testConfig(c.path) && strings.Contains(strings.ToLower(k), "timeout"):
+					out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s: %d is added to the test configuration: a longer wait for every test, not a fix", k, v)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// timerValues reads the timer options on a line, in milliseconds or as
+// written; the suite's receive timeouts and test tags have rules of their
+// own.
+func (c change) timerValues(l Line) map[string]int64 {
+	out := map[string]int64{}
+	if tagLine.MatchString(l.code) {
+		return out
+	}
+	for _, m := range keyInt.FindAllStringSubmatch(l.code, -1) {
+		if !timerKey.MatchString(m[1]) || strings.HasSuffix(m[1], "receive_timeout") {
+			continue
+		}
+		if v, ok := c.millis(m[2]); ok {
+			out[m[1]] = v
+		}
+	}
+	return out
+}
+
+// testConfig is a configuration only the tests read.
+func testConfig(p string) bool {
+	return strings.HasSuffix(p, "config/test.exs") || strings.HasSuffix(p, "test_helper.exs")
+}
+
+var waitDef = regexp.MustCompile(`^\s*defp?\s+(\w+[?!]?)\s*\(`)
+
+// waitDefaults: a wait helper's default time raised (def wait_for(f,
+// timeout \\ 5_000) made 30_000), or a polling helper's default number
+// of tries: every caller waits longer.
+func waitDefaults(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		before := map[string]int64{}
+		for _, l := range b.removed {
+			for k, v := range c.waitDefaultsOf(l.code) {
+				before[k] = v
+			}
+		}
+		for _, l := range b.added {
+			for k, v := range c.waitDefaultsOf(l.code) {
+				if old, had := before[k]; had && v > old {
+					out = append(out, c.finding("wait-default-raised", Concern, l, fmt.Sprintf("the default of %s went from %s to %s: every wait through it is longer, not fixed", k, ms(old), ms(v))))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// waitDefaultsOf reads a def's defaults whose names say time.
+func (c change) waitDefaultsOf(line string) map[string]int64 {
+	out := map[string]int64{}
+	m := waitDef.FindStringSubmatch(line)
+	if m == nil {
+		return out
+	}
+	poller := pollDef.MatchString(line)
+	for _, d := range argDefault.FindAllStringSubmatch(line, -1) {
+		if !poller && !timerKey.MatchString(d[1]) && !waitWords.MatchString(d[1]) && !strings.Contains(d[1], "sec") {
+			continue
+		}
+		if v, ok := c.millis(d[2]); ok {
+			out[m[1]+"'s "+d[1]] = v
+		}
+	}
+	return out
+}
+
+// pollCalls wait for a condition; given a longer time than the call they
+// replace, they wait longer.
+var pollCalls = []string{"wait_until", "wait_for", "eventually", "assert_eventually", "poll_until", "until"}
+
+// pollTimeouts: a polling helper called with more time than before.
+func pollTimeouts(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	read := func(line string) (int64, bool) {
+		for _, n := range pollCalls {
+			if args, ok := callArgs(line, n); ok {
+				if strings.HasPrefix(strings.TrimSpace(line), "def") {
+					return 0, false
+				}
+				for _, a := range args {
+					if v, ok := c.millis(a); ok {
+						return v, true
+					}
+				}
+				return 0, true // its own default
+			}
+		}
+		return 0, false
+	}
+	// Only a call that replaces one is compared: a new poll, with whatever
+	// time, is how a fixed sleep should be replaced.
+	return c.longerWaits(read, Infinity, func(l Line, old, now int64) Finding {
+		return c.finding("wait-default-raised", Concern, l, fmt.Sprintf("the wait now lasts up to %s: a longer wait for the condition, not a fix", ms(now)))
+	})
+}
