@@ -23,32 +23,31 @@ var (
 var atom = regexp.MustCompile(`:\w+|[A-Z][\w.]*`)
 
 // pipelinesChanged: a pipe_through, on_mount or live_session removed or
-// given fewer pipelines in a router or LiveView. One added back anywhere
-// in the file with at least the same pipelines is moved or tightened.
+// given fewer pipelines in a router or LiveView, each read as a whole
+// statement (a live_session's on_mount list over lines). One added back
+// anywhere in the file with at least the same pipelines is moved or
+// tightened.
 func pipelinesChanged(c change) []Finding {
 	if !webFile.MatchString(c.path) {
 		return nil
 	}
-	var now []string
-	for _, l := range c.added() {
-		if pipeLine.MatchString(l.code) {
-			now = append(now, l.code)
-		}
-	}
+	was, now := statements(c.all, '+', pipeLine), statements(c.all, '-', pipeLine)
 	var out []Finding
-	for _, l := range c.removed() {
-		m := pipeLine.FindStringSubmatch(l.code)
-		if m == nil {
+	for _, p := range was {
+		if !p.changed {
 			continue
 		}
-		kept := false
+		// Nested scopes add their pipelines to their parent's: what the
+		// new statements pipe through together counts.
+		var union []string
 		for _, n := range now {
-			if pm := pipeLine.FindStringSubmatch(n); pm[1] == m[1] && containsAll(atom.FindAllString(pm[2], -1), atom.FindAllString(m[2], -1)) {
-				kept = true
+			if n.name == p.name {
+				union = append(union, atom.FindAllString(n.opts, -1)...)
 			}
 		}
+		kept := containsAll(union, atom.FindAllString(p.opts, -1))
 		if !kept {
-			out = append(out, c.finding("pipeline-changed", Concern, l, "the routes here no longer go through the same pipelines or mount hooks: check authentication and authorization still apply"))
+			out = append(out, c.finding("pipeline-changed", Concern, p.line, "the routes here no longer go through the same pipelines or mount hooks: check authentication and authorization still apply"))
 		}
 	}
 	return out
@@ -68,7 +67,7 @@ var authPath = regexp.MustCompile(`(?i)(polic(y|ies)|permission|authori[sz]|(^|/
 // authorizationModules: any change in a policy, permission or
 // authorization module is one a reviewer must read.
 func authorizationModules(c change) []Finding {
-	if c.test || !authPath.MatchString(c.path) {
+	if c.test || !authPath.MatchString(c.path) || reformatOnly(c) {
 		return nil
 	}
 	for _, b := range c.blocks {
@@ -79,6 +78,20 @@ func authorizationModules(c change) []Finding {
 		}
 	}
 	return nil
+}
+
+// reformatOnly reports whether a change only moves code around its
+// whitespace: the removed and added code are the same once spaces and
+// line breaks are taken out.
+func reformatOnly(c change) bool {
+	squash := func(lines []Line) string {
+		var b strings.Builder
+		for _, l := range lines {
+			b.WriteString(strings.Join(strings.Fields(code(l.Text)), ""))
+		}
+		return b.String()
+	}
+	return squash(c.removed()) == squash(c.added())
 }
 
 var (
@@ -146,7 +159,7 @@ func checkKept(text, line, added string) (missing string, kept bool) {
 	}
 	// The check moved (to a plug, an MFA): it must ask for the same values.
 	for _, q := range quoted.FindAllString(text, -1) {
-		if len(q) > 2 && !strings.Contains(added, q) {
+		if len(q) > 2 && !strings.Contains(added, q) && indexWord(added, q[1:len(q)-1]) < 0 {
 			return q, false
 		}
 	}

@@ -38,6 +38,9 @@ func plugsRemoved(c change) []Finding {
 				break
 			}
 		}
+		if match < 0 && requiresAll(unionOf(now, p.name), p.requires) {
+			match = named // split into several plugs that, together, require as much
+		}
 		switch {
 		case match >= 0:
 			used[match] = true
@@ -101,7 +104,12 @@ type plugStatement struct {
 
 // plugStatements reads the plugs of one side of the diff: the lines not
 // of kind skip ('+' for the old file, '-' for the new one).
-func plugStatements(all []Line, skip byte) []plugStatement {
+func plugStatements(all []Line, skip byte) []plugStatement { return statements(all, skip, plugLine) }
+
+// statements reads the statements re starts (its first group the name,
+// its second the rest of the line) on one side of the diff, each joined
+// with the lines its open brackets, trailing comma or when clause carry.
+func statements(all []Line, skip byte, re *regexp.Regexp) []plugStatement {
 	var lines []Line
 	for _, l := range all {
 		if l.Kind != skip {
@@ -110,11 +118,11 @@ func plugStatements(all []Line, skip byte) []plugStatement {
 	}
 	var out []plugStatement
 	for i := 0; i < len(lines); i++ {
-		m := plugLine.FindStringSubmatch(withStrings(lines[i].Text))
+		m := re.FindStringSubmatch(withStrings(lines[i].Text))
 		if m == nil {
 			continue
 		}
-		st := plugStatement{name: m[1], line: lines[i], oldLines: []int{lines[i].Old}}
+		st := plugStatement{name: m[1][strings.LastIndex(m[1], ".")+1:], line: lines[i], oldLines: []int{lines[i].Old}}
 		text := strings.TrimSpace(m[2])
 		depth := bracketDepth(code(lines[i].Text))
 		if lines[i].Kind != ' ' {
@@ -142,8 +150,20 @@ func plugStatements(all []Line, skip byte) []plugStatement {
 var (
 	funRef     = regexp.MustCompile(`&([A-Z][\w.]*\.)?([a-z_][\w?!]*)/\d+`)
 	mfaRef     = regexp.MustCompile(`\{\s*[A-Z][\w.]*\s*,\s*:([a-z_][\w?!]*)\s*\}`)
+	wordSigil  = regexp.MustCompile(`~w[(\[{]([^)\]}]*)[)\]}][a-z]*`)
 	requireTok = regexp.MustCompile(`"[^"]*"|:?[a-z_][\w?!]*`)
 )
+
+// unionOf is what every plug named name requires, together.
+func unionOf(list []plugStatement, name string) string {
+	var all []string
+	for _, p := range list {
+		if p.name == name {
+			all = append(all, p.requires)
+		}
+	}
+	return strings.Join(all, " ")
+}
 
 // requiresAll reports whether a plug requiring now asks for at least
 // what one requiring was did: the same words, or more (a role or an
@@ -163,6 +183,9 @@ func requiresAll(now, was string) bool {
 // as the function's name, module names and punctuation left out, the
 // words sorted.
 func requirements(opts string) string {
+	opts = wordSigil.ReplaceAllStringFunc(opts, func(sig string) string {
+		return wordSigil.FindStringSubmatch(sig)[1] // ~w(edit update)a: the words
+	})
 	opts = funRef.ReplaceAllString(opts, "$2")
 	opts = mfaRef.ReplaceAllString(opts, "$1")
 	toks := requireTok.FindAllString(opts, -1)

@@ -96,7 +96,8 @@ const maxJoined = 8
 func joinCalls(lines []Line) {
 	for i := range lines {
 		depth := bracketDepth(lines[i].code)
-		if depth <= 0 {
+		// An assertion ending in a comma takes its timeout from the next line.
+		if depth <= 0 && !(strings.HasSuffix(strings.TrimSpace(lines[i].code), ",") && anyAssertion.MatchString(lines[i].code)) {
 			continue
 		}
 		joined := lines[i].code
@@ -317,8 +318,11 @@ func (c change) millisDepth(e string, depth int) (int64, bool) {
 
 // ms prints a timeout for a reviewer.
 func ms(n int64) string {
-	if n == Infinity {
+	switch n {
+	case Infinity:
 		return ":infinity"
+	case unreadWait:
+		return "a time it names"
 	}
 	return strconv.FormatInt(n, 10) + " ms"
 }

@@ -12,7 +12,7 @@ type rule func(c change) []Finding
 // flakyRules are what a flaky-test fix must not do: wait longer, retry,
 // skip, or test less. The fix is the cause (shared state, ordering, a
 // missing sync point), not a disguise.
-var flakyRules = []rule{sleeps, receiveTimeouts, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
+var flakyRules = []rule{sleeps, receiveTimeouts, receiveAfters, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
 	deltaSlack, boundsDropped, concurrencyReduced, retries, rescues, skips, exclusions,
 	deletedTests, deletedAssertions, weakenedAssertions, asyncOff, ciForgives}
 
@@ -147,73 +147,6 @@ func (c change) callTimeout(line string, names []string, pos int, def int64) (in
 		return c.millis(args[i])
 	}
 	return 0, false
-}
-
-// receiveMacro waits for a message, ExUnit's assert_receive_timeout
-// (100 ms) unless its call gives a timeout: at argument pos, which a
-// call with fewer arguments leaves out. Phoenix's channel assertions wait
-// the same way; Oban's assert_enqueued waits only when given a timeout.
-type receiveMacro struct {
-	name string
-	pos  int   // -1: it takes no timeout
-	def  int64 // the wait when the call gives none
-}
-
-var receiveMacroList = []receiveMacro{
-	{"assert_receive", 1, defaultReceiveTimeout}, {"refute_receive", 1, defaultReceiveTimeout}, {"assert_received", -1, defaultReceiveTimeout},
-	{"assert_push", 2, defaultReceiveTimeout}, {"refute_push", 2, defaultReceiveTimeout},
-	{"assert_broadcast", 2, defaultReceiveTimeout}, {"refute_broadcast", 2, defaultReceiveTimeout},
-	{"assert_reply", 3, defaultReceiveTimeout}, {"refute_reply", 3, defaultReceiveTimeout},
-	{"assert_push_event", 3, defaultReceiveTimeout},
-	{"assert_enqueued", 1, 0}, {"refute_enqueued", 1, 0},
-}
-
-// receiveMacros are the names of receiveMacroList.
-var receiveMacros = func() []string {
-	var names []string
-	for _, m := range receiveMacroList {
-		names = append(names, m.name)
-	}
-	return names
-}()
-
-const defaultReceiveTimeout = 100
-
-// receiveTimeouts: a macro that waits for a message (receiveMacroList)
-// waiting longer than the same macro it replaces, or a new one with a
-// long explicit timeout; and ExUnit's own receive timeouts raised for
-// every test (suiteTimeouts).
-func receiveTimeouts(c change) []Finding {
-	var out []Finding
-	for _, m := range receiveMacros {
-		read := func(line string) (int64, bool) {
-			if got, v, ok := c.receiveTimeout(line); got == m {
-				return v, ok
-			}
-			return 0, false
-		}
-		out = append(out, c.longerWaits(read, defaultReceiveTimeout, func(l Line, old, now int64) Finding {
-			return c.finding("receive-timeout-raised", Concern, l,
-				fmt.Sprintf("the %s timeout went from %s to %s: waiting longer for the message hides why it is late", m, ms(old), ms(now)))
-		})...)
-	}
-	return append(out, suiteTimeouts(c)...)
-}
-
-// receiveTimeout finds a receive macro on line and reads its timeout.
-func (c change) receiveTimeout(line string) (macro string, ms int64, ok bool) {
-	for _, m := range receiveMacroList {
-		args, found := callArgs(line, m.name)
-		if !found {
-			continue
-		}
-		if m.pos < 0 || len(args) <= m.pos {
-			return m.name, m.def, true
-		}
-		ms, ok = c.millis(args[m.pos])
-		return m.name, ms, ok
-	}
-	return "", 0, false
 }
 
 var keywordValue = regexp.MustCompile(`\b([a-z_]+):\s*([^,\])]+)`)

@@ -54,7 +54,7 @@ func strength(line string) (score, wildcards int) {
 }
 
 var (
-	pinnedMatch = regexp.MustCompile(`^\s*assert\s+[%{\[].*\^[a-z_]\w*.*[^=!<>]=[^=~]`)
+	pinnedMatch = regexp.MustCompile(`^\s*assert\w*\s*\(?.*\^[a-z_]\w*`)
 	matchAssert = regexp.MustCompile(`^\s*assert\s+[%{\[].*[^=!<>]=[^=~]`)
 	looseAssert = regexp.MustCompile(`!=|>=|<=|[^-=]>|<[^-=>]|\bis_\w+\(|\blength\(|\bnot\b|\bin\b`)
 	wildcard    = regexp.MustCompile(`(^|[^\w])_(\w*)`)

@@ -21,6 +21,10 @@ var (
 	continueOnError = regexp.MustCompile(`^\s*(continue-on-error|allow_failure):\s*(true|\$\{\{\s*true\s*\}\})\s*$`)
 	// retryAction is a workflow step that uses an action retrying its command.
 	retryAction = regexp.MustCompile(`^\s*(-\s+)?uses:\s*\S*retry`)
+	// shellRetry runs the tests in a loop until they pass.
+	shellRetry = regexp.MustCompile(`\b(for|while|until)\b.*\bmix\s+test\b.*\b(break|done)\b|\buntil\s+mix\s+test\b`)
+	// testTimeout gives every test more time from the command line.
+	testTimeout = regexp.MustCompile(`\bmix\s+test\b.*--timeout[= ]+([0-9][0-9_]*)`)
 	// ignoredRecipe is a Makefile recipe line whose failure make ignores.
 	ignoredRecipe = regexp.MustCompile("^\t+-")
 )
@@ -36,7 +40,9 @@ func ciFailure(path, line string) (rule, why string) {
 	switch {
 	case tests && retried.MatchString(line):
 		return "ci-retry", "the tests run again when they fail: a flake that passes the second time no longer fails the CI"
-	case tests && workflow && strings.Contains(line, "--failed"):
+	case tests && shellRetry.MatchString(line):
+		return "ci-retry", "the tests run in a loop until they pass: a flake that passes on a later try no longer fails the CI"
+	case tests && (workflow || !strings.HasSuffix(path, "Makefile")) && strings.Contains(line, "--failed"):
 		return "ci-retry", "the failed tests run again: a flake that passes the second time no longer fails the CI"
 	case tests && forgiven.MatchString(line):
 		return "failure-ignored", "a failing test run no longer fails the CI: the flaky test can fail unseen"
@@ -44,6 +50,8 @@ func ciFailure(path, line string) (rule, why string) {
 		return "failure-ignored", "make ignores this recipe line's failure: the flaky test can fail unseen"
 	case workflow && continueOnError.MatchString(line):
 		return "failure-ignored", "the CI passes when this fails: a failing test run no longer fails the CI"
+	case tests && testTimeout.MatchString(line):
+		return "test-timeout-raised", "every test is given more time from the command line: a longer wait, not a fix"
 	case workflow && retryAction.MatchString(line):
 		return "ci-retry", "the step is retried until it passes: a flake that passes the second time no longer fails the CI"
 	}

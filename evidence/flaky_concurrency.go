@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // The flaky rule about a test that raced things: made sequential, or
@@ -14,6 +15,8 @@ var concurrentCalls = []string{"Task.async_stream", "Task.async", "Task.start", 
 	"start_supervised", "start_supervised!", "GenServer.start", "GenServer.start_link", "Agent.start_link", "DynamicSupervisor.start_child"}
 
 var (
+	// oneCase runs the suite one module at a time.
+	oneCase        = regexp.MustCompile(`\bmax_cases:\s*1\b|--max-cases[= ]+1\b`)
 	rangeEnd       = regexp.MustCompile(`\.\.\s*([0-9][0-9_]*)`)
 	maxConcurrency = regexp.MustCompile(`\bmax_concurrency:\s*([0-9][0-9_]*)`)
 )
@@ -31,10 +34,15 @@ func concurrent(line string) bool {
 // replaced by code that runs them one after another, or made to start
 // fewer of them: the race the test exists to find no longer happens.
 func concurrencyReduced(c change) []Finding {
-	if !c.test {
-		return nil
-	}
 	var out []Finding
+	for _, l := range c.added() {
+		if (c.test || configFile(c.path) || strings.HasSuffix(c.path, "mix.exs")) && oneCase.MatchString(l.Text) && !strings.HasPrefix(strings.TrimSpace(l.Text), "#") {
+			out = append(out, c.finding("concurrency-reduced", Concern, l, "the suite now runs one test module at a time: the tests no longer race each other, the flake is hidden"))
+		}
+	}
+	if !c.test {
+		return out
+	}
 	for _, b := range c.blocks {
 		var raced []Line
 		for _, l := range b.removed {
@@ -51,7 +59,12 @@ func concurrencyReduced(c change) []Finding {
 				still = append(still, l)
 			}
 		}
-		if len(still) == 0 && len(b.added) > 0 {
+		slept := false
+		for _, l := range b.removed {
+			_, found, _ := c.sleepOf(l.code)
+			slept = slept || found
+		}
+		if len(still) == 0 && len(b.added) > 0 && !slept { // a task and a sleep to wait for it, made a direct call, is a fix
 			out = append(out, c.finding("concurrency-reduced", Concern, raced[0], "the test no longer runs this concurrently: the race it exists to find cannot happen, the flake is hidden"))
 			continue
 		}

@@ -15,8 +15,8 @@ var (
 	retryCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|repeat_until)[!?]?\s*\(`)
 	// pollCall waits for a condition, the recommended replacement of a
 	// fixed sleep (ExUnit has no such helper, so each project names its own).
-	pollCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(eventually|eventually_\w+|assert_eventually|wait_until\w*|wait_for\w*|poll|poll_until\w*|until_\w+)[!?]?\s*\(`)
-	pollDef  = regexp.MustCompile(`^\s*defp?\s+(eventually|eventually_\w+|assert_eventually|wait_until\w*|wait_for\w*|wait|until|poll|poll_until\w*|until_\w+)[!?]?\b`)
+	pollCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+)[!?]?\s*\(`)
+	pollDef  = regexp.MustCompile(`^\s*defp?\s+(eventually|eventually_\w+|assert_eventually|assert_soon|soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|wait|until|poll|poll_until\w*|until_\w+)[!?]?\b`)
 )
 
 // pollingHelper reports whether a block defines a helper that polls for a
@@ -104,14 +104,20 @@ func rescues(c change) []Finding {
 	return out
 }
 
+// ciOnly wraps tests in a condition on the CI's environment.
+var ciOnly = regexp.MustCompile(`^\s*(if|unless)\b.*System\.(get_env|fetch_env!?)\(\s*"(CI|GITHUB_ACTIONS|GITLAB_CI)"`)
+
 var skipTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(.*[\s,\[])?(:skip\b|skip:|:pending\b|pending:|:wip\b)`)
 
 // skips: a test, describe block or module tagged to be skipped.
 func skips(c change) []Finding {
 	var out []Finding
 	for _, l := range c.added() {
-		if skipTag.MatchString(l.code) {
+		switch {
+		case skipTag.MatchString(l.code):
 			out = append(out, c.finding("test-skipped", Concern, l, "the test is skipped: it no longer runs, so it can no longer flake or fail"))
+		case c.test && ciOnly.MatchString(l.Text):
+			out = append(out, c.finding("test-skipped", Concern, l, "the tests inside run or not depending on the CI's environment: where the flake shows, they may not run"))
 		}
 	}
 	return out

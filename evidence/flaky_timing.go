@@ -64,6 +64,11 @@ var (
 	lessThan    = regexp.MustCompile(`\b([a-z_][\w.]*)\s*<=?\s*([\w@.]+)`)
 	greaterThan = regexp.MustCompile(`([\w@.]+)\s*>=?\s*([a-z_][\w.]*)\b`)
 	inRange     = regexp.MustCompile(`\b([a-z_][\w.]*)\s+in\s+[\w@.]+\.\.([\w@.]+)`)
+	// exprBound is an assertion of one comparison whose left side is an
+	// expression (abs(div(elapsed, 1000) - 100) < 20); refuteAbove is refute
+	// S > N, which bounds S from above.
+	exprBound   = regexp.MustCompile(`^\s*assert\s+(.+?)\s*<=?\s*([\w@.]+)\s*$`)
+	refuteAbove = regexp.MustCompile(`^\s*refute\s+(.+?)\s*>=?\s*([\w@.]+)\s*$`)
 	equalTo     = regexp.MustCompile(`\b([a-z_][\w.]*)\s*===?\s*([\w@.]+)`)
 	numberLike  = regexp.MustCompile(`^(@\w+|[0-9][0-9_]*|:timer\.\w+\(.*\))$`)
 )
@@ -73,8 +78,18 @@ var (
 // assertion that replaces a range with a value keeps it bounded).
 func upperBounds(line string, exact bool) map[string]string {
 	out := map[string]string{}
+	if m := refuteAbove.FindStringSubmatch(line); m != nil {
+		out[m[1]] = m[2]
+		return out
+	}
 	if !assertion.MatchString(line) || strings.HasPrefix(strings.TrimSpace(line), "refute") {
 		return out
+	}
+	if m := exprBound.FindStringSubmatch(line); m != nil && strings.ContainsAny(m[1], "()") {
+		out[m[1]] = m[2]
+	}
+	if args, ok := callArgs(line, "assert_in_delta"); ok && len(args) >= 3 {
+		out[args[0]] = args[1] + " ± " + args[2] // bounded on both sides
 	}
 	for _, m := range lessThan.FindAllStringSubmatch(line, -1) {
 		out[m[1]] = m[2]
@@ -116,7 +131,7 @@ func boundsDropped(c change) []Finding {
 			}
 			now := upperBounds(l.code, true)
 			for s, old := range was {
-				if indexWord(l.code, s) < 0 {
+				if !strings.Contains(l.code, s) || indexWord(l.code, s) < 0 && !strings.ContainsAny(s, "( ") {
 					continue
 				}
 				bound, kept := now[s]

@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,12 +14,12 @@ import (
 
 var (
 	suiteKey   = regexp.MustCompile(`\b((?:assert|refute)_receive_timeout):\s*(.+?)\s*(?:[,)\]]\s*$|$)`)
-	suitePut   = regexp.MustCompile(`\bput_env\(\s*:ex_unit\s*,\s*:((?:assert|refute)_receive_timeout)\s*,\s*(.+)\)`)
+	suitePut   = regexp.MustCompile(`\b(?:put_env\(\s*:ex_unit\s*,|Keyword\.put\(\s*\w+\s*,)\s*:((?:assert|refute)_receive_timeout)\s*,\s*(.+)\)`)
 	envRead    = regexp.MustCompile(`\bSystem\.(get_env|fetch_env!?)\b`)
 	intLiteral = regexp.MustCompile(`\b[0-9][0-9_]*\b`)
-	// ciTimeoutVar is a CI variable a test suite reads its receive timeout
-	// from (ELIXIR_ASSERT_TIMEOUT, ASSERT_RECEIVE_TIMEOUT).
-	ciTimeoutVar = regexp.MustCompile(`\b([A-Z_]*(ASSERT|RECEIVE)[A-Z_]*TIMEOUT[A-Z_]*)\s*[:=]\s*["']?([0-9][0-9_]*)`)
+	// ciTimeoutVar is a CI variable a test suite reads its waits from
+	// (ELIXIR_ASSERT_TIMEOUT, EXUNIT_TIMEOUT_MULTIPLIER).
+	ciTimeoutVar = regexp.MustCompile(`\b([A-Z_]*(TIMEOUT|MULTIPLIER)[A-Z_]*)\s*[:=]\s*["']?([0-9][0-9_]*)`)
 )
 
 // suiteTimeouts: ExUnit's receive timeouts raised for every test: set
@@ -103,8 +104,15 @@ func largestLiteral(expr string) (int64, bool) {
 var (
 	// timerKey names an option that sets how long a process waits, or how
 	// fast a budget refills.
-	timerKey = regexp.MustCompile(`(?i)(^|_)(ms|millis|msec|timeout|interval|debounce|delay|ttl|expir\w*|margin|seconds|secs|refill\w*|shutdown\w*|after|backoff|throttle\w*|rate|period|window)($|_)`)
-	keyInt   = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\))`)
+	timerKey = regexp.MustCompile(`(?i)(^|_)(ms|millis|msec|timeout|interval|debounce|delay|ttl|expir\w*|margin|seconds|secs|refill\w*|shutdown\w*|after|backoff|throttle\w*|rate|period|window|age|every|duration|lifetime|heartbeat)($|_)|^queue_target$`)
+	keyInt   = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\)|:infinity)`)
+	// appEnvInt is an application setting given by position:
+	// config :app, :key, 50 or Application.put_env(:app, :key, 50).
+	appEnvInt = regexp.MustCompile(`(?:\bput_env\(\s*:\w+\s*,|^\s*config\s+:\w+\s*,)\s*:([a-z_]\w*)\s*,\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\)|:infinity)`)
+	// timeoutDefaults are the defaults of the timeouts a test
+	// configuration sets most (Ecto's and DBConnection's): one set at or
+	// below its default makes nothing wait longer.
+	timeoutDefaults = map[string]int64{"timeout": 15_000, "pool_timeout": 5_000, "queue_target": 50, "queue_interval": 1_000, "ownership_timeout": 120_000}
 )
 
 // timerOptions: in tests and their configuration, an option that sets a
@@ -116,27 +124,34 @@ func timerOptions(c change) []Finding {
 	if !c.test && !testConfig(c.path) {
 		return nil
 	}
-	var out []Finding
-	for _, b := range c.blocks {
-		before := map[string]int64{}
-		for _, l := range b.removed {
-			for k, v := range c.timerValues(l) {
-				before[k] = v
-			}
+	// What the file had, wherever in it: an option moved within the file
+	// is not injected.
+	before := map[string]int64{}
+	for _, l := range c.removed() {
+		for k, v := range c.timerValues(l) {
+			before[k] = max(before[k], v)
 		}
-		for _, l := range b.added {
-			for k, v := range c.timerValues(l) {
-				old, had := before[k]
-				switch {
-				case had && (v > old || strings.Contains(k, "rate") && v != old):
-					out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %d to %d: the race is given more time, not fixed", k, old, v)))
-				case !had && testConfig(c.path) && strings.Contains(strings.ToLower(k), "timeout"):
-					out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s: %d is added to the test configuration: a longer wait for every test, not a fix", k, v)))
-				}
+	}
+	var out []Finding
+	for _, l := range c.added() {
+		for k, v := range c.timerValues(l) {
+			old, had := before[k]
+			def, known := timeoutDefaults[k]
+			switch {
+			case had && (v > old || isRate(k) && v != old):
+				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %s to %s: the race is given more time, not fixed", k, ms(old), ms(v))))
+			case !had && testConfig(c.path) && (!known || v > def):
+				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s: %s is added to the tests' configuration: a longer wait for every test, not a fix", k, ms(v))))
 			}
 		}
 	}
 	return out
+}
+
+// isRate reports whether an option is a rate, which changes in either
+// direction to stretch a race.
+func isRate(key string) bool {
+	return slices.Contains(strings.Split(strings.ToLower(key), "_"), "rate")
 }
 
 // timerValues reads the timer options on a line, in milliseconds or as
@@ -147,7 +162,7 @@ func (c change) timerValues(l Line) map[string]int64 {
 	if tagLine.MatchString(l.code) {
 		return out
 	}
-	for _, m := range keyInt.FindAllStringSubmatch(l.code, -1) {
+	for _, m := range append(keyInt.FindAllStringSubmatch(l.code, -1), appEnvInt.FindAllStringSubmatch(l.code, -1)...) {
 		if !timerKey.MatchString(m[1]) || strings.HasSuffix(m[1], "receive_timeout") {
 			continue
 		}
@@ -158,9 +173,10 @@ func (c change) timerValues(l Line) map[string]int64 {
 	return out
 }
 
-// testConfig is a configuration only the tests read.
+// testConfig is a configuration only the tests read: config/test.exs,
+// test_helper.exs and the test support modules (a DataCase's sandbox).
 func testConfig(p string) bool {
-	return strings.HasSuffix(p, "config/test.exs") || strings.HasSuffix(p, "test_helper.exs")
+	return strings.HasSuffix(p, "config/test.exs") || strings.HasSuffix(p, "test_helper.exs") || strings.Contains(p, "test/support/")
 }
 
 var waitDef = regexp.MustCompile(`^\s*defp?\s+(\w+[?!]?)\s*\(`)

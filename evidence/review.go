@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -122,8 +123,14 @@ func addedLines(d Diff) map[string]int {
 	return out
 }
 
-// movedKey is a line as moving it keeps it: its code, without indentation.
-func movedKey(text string) string { return strings.TrimSpace(code(text)) }
+// movedKey is a line as moving it keeps it: its code, without
+// indentation or module qualifiers (a moved test may call Repo.get where
+// it called MyApp.Repo.get, under an alias).
+func movedKey(text string) string {
+	return qualifier.ReplaceAllString(strings.TrimSpace(code(text)), "")
+}
+
+var qualifier = regexp.MustCompile(`\b(?:[A-Z]\w*\.)+`)
 
 // dedupe keeps one finding per rule and line.
 func dedupe(in []Finding) []Finding {

@@ -1,0 +1,188 @@
+package evidence
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// The flaky rule about waiting for a message: a receive macro given more
+// time than the one it replaces.
+
+// receiveMacro waits for a message, ExUnit's assert_receive_timeout
+// (100 ms) unless its call gives a timeout: at argument pos, which a
+// call with fewer arguments leaves out. Phoenix's channel assertions wait
+// the same way; Oban's assert_enqueued waits only when given a timeout.
+type receiveMacro struct {
+	name string
+	pos  int   // -1: it takes no timeout
+	def  int64 // the wait when the call gives none
+}
+
+var receiveMacroList = []receiveMacro{
+	{"assert_receive", 1, defaultReceiveTimeout}, {"refute_receive", 1, defaultReceiveTimeout}, {"assert_received", -1, defaultReceiveTimeout},
+	{"assert_push", 2, defaultReceiveTimeout}, {"refute_push", 2, defaultReceiveTimeout},
+	{"assert_broadcast", 2, defaultReceiveTimeout}, {"refute_broadcast", 2, defaultReceiveTimeout},
+	{"assert_reply", 3, defaultReceiveTimeout}, {"refute_reply", 3, defaultReceiveTimeout},
+	{"assert_push_event", 3, defaultReceiveTimeout}, {"assert_redirect", 2, defaultReceiveTimeout}, {"assert_patch", 2, defaultReceiveTimeout},
+	{"render_async", 1, defaultReceiveTimeout},
+	{"assert_enqueued", 1, 0}, {"refute_enqueued", 1, 0},
+}
+
+var keywordArg = regexp.MustCompile(`^[a-z_]\w*:\s`)
+
+// unreadWait is a timeout a call names that pitcrew cannot read (@t
+// defined outside the hunks, timeout()): given where the default was, it
+// is a longer wait.
+const unreadWait int64 = math.MaxInt64 - 1
+
+// receiveMacros are the names of receiveMacroList.
+var receiveMacros = func() []string {
+	var names []string
+	for _, m := range receiveMacroList {
+		names = append(names, m.name)
+	}
+	return names
+}()
+
+const defaultReceiveTimeout = 100
+
+// receiveTimeouts: a macro that waits for a message (receiveMacroList)
+// waiting longer than the same macro it replaces, or a new one with a
+// long explicit timeout, unless it replaces a sleep at least as long; and
+// ExUnit's own receive timeouts raised for every test (suiteTimeouts).
+func receiveTimeouts(c change) []Finding {
+	var out []Finding
+	slept := c.sleptBefore()
+	for _, m := range receiveMacros {
+		read := func(line string) (int64, bool) {
+			if got, v, ok := c.receiveTimeout(line); got == m {
+				return v, ok
+			}
+			return 0, false
+		}
+		out = append(out, c.longerWaits(read, defaultReceiveTimeout, func(l Line, old, now int64) Finding {
+			if now <= slept[l.New] {
+				return Finding{} // waits for the message where a sleep waited blindly
+			}
+			return c.finding("receive-timeout-raised", Concern, l,
+				fmt.Sprintf("the %s timeout went from %s to %s: waiting longer for the message hides why it is late", m, ms(old), ms(now)))
+		})...)
+	}
+	return append(dropEmpty(out), suiteTimeouts(c)...)
+}
+
+// sleptBefore maps each added line to the longest sleep its block removed.
+func (c change) sleptBefore() map[int]int64 {
+	out := map[int]int64{}
+	for _, b := range c.blocks {
+		var longest int64
+		for _, l := range b.removed {
+			if v, found, known := c.sleepOf(l.code); found && known {
+				longest = max(longest, v)
+			}
+		}
+		for _, l := range b.added {
+			out[l.New] = longest
+		}
+	}
+	return out
+}
+
+func dropEmpty(in []Finding) []Finding {
+	out := in[:0]
+	for _, f := range in {
+		if f.Rule != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// receiveTimeout finds a receive macro on line and reads its timeout.
+func (c change) receiveTimeout(line string) (macro string, ms int64, ok bool) {
+	for _, m := range receiveMacroList {
+		args, found := callArgs(line, m.name)
+		if !found {
+			continue
+		}
+		pos := m.pos
+		switch {
+		case m.name == "assert_reply" && len(args) == 3 && !strings.HasPrefix(args[1], ":"):
+			pos = 2 // LiveView's assert_reply(view, payload, timeout)
+		case (m.name == "assert_patch" || m.name == "assert_redirect") && len(args) == 2:
+			if v, ok := c.millis(args[1]); ok {
+				return m.name, v, true // (view, timeout)
+			}
+		}
+		if pos < 0 || len(args) <= pos || keywordArg.MatchString(args[pos]) {
+			return m.name, m.def, true // none given (assert_enqueued worker: W, args: a)
+		}
+		if ms, ok = c.millis(args[pos]); !ok && args[pos] != "" {
+			return m.name, unreadWait, true
+		}
+		return m.name, ms, ok
+	}
+	return "", 0, false
+}
+
+var (
+	afterClause   = regexp.MustCompile(`^\s*after\s+(.+?)\s*->`)
+	afterAlone    = regexp.MustCompile(`^\s*after\s*$`)
+	afterValue    = regexp.MustCompile(`^\s*(.+?)\s*->`)
+	receiveAfter  = regexp.MustCompile(`\breceive\s+do\s+after\s+(.+?)\s*->`)
+	receiveOpened = regexp.MustCompile(`\breceive\s+do\s*$`)
+)
+
+// receiveAfters: in tests, a receive whose only clause is after N (a
+// sleep written otherwise), or an after clause given more time than the
+// one it replaces.
+func receiveAfters(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		for i, l := range b.added {
+			alone := receiveAfter.MatchString(l.code) ||
+				receiveOpened.MatchString(l.code) && i+1 < len(b.added) && (afterClause.MatchString(b.added[i+1].code) || afterAlone.MatchString(b.added[i+1].code))
+			if alone {
+				out = append(out, c.finding("sleep-added", Concern, l, "a receive with only an after clause waits for a fixed time: a sleep written otherwise, not a fix"))
+			}
+		}
+	}
+	// An after clause's time may sit on the line below "after": read the
+	// diff's lines as the rules see them, with that line's time.
+	afterOf := map[string]string{}
+	for i, l := range c.all {
+		if !afterAlone.MatchString(l.code) {
+			continue
+		}
+		// The line below it, on each side: the first removed and the
+		// first added line, or the one both keep.
+		seen := map[byte]bool{}
+		for j := i + 1; j < len(c.all) && j <= i+maxJoined; j++ {
+			next := c.all[j]
+			if m := afterValue.FindStringSubmatch(next.code); m != nil && !seen[next.Kind] {
+				afterOf[next.code] = m[1]
+			}
+			seen[next.Kind] = true
+			if next.Kind == ' ' || seen['-'] && seen['+'] {
+				break
+			}
+		}
+	}
+	read := func(line string) (int64, bool) {
+		if m := afterClause.FindStringSubmatch(line); m != nil {
+			return c.millis(m[1])
+		}
+		if v, ok := afterOf[line]; ok {
+			return c.millis(v)
+		}
+		return 0, false
+	}
+	return append(out, c.longerWaits(read, Infinity, func(l Line, old, now int64) Finding {
+		return c.finding("receive-timeout-raised", Concern, l, fmt.Sprintf("the receive now waits up to %s (was %s): waiting longer for the message hides why it is late", ms(now), ms(old)))
+	})...)
+}
