@@ -166,7 +166,7 @@ func TestTheCorpusMeetsItsTargets(t *testing.T) {
 // not written for; see labels.json): at least found of its disguises, at
 // most falseConcerns of its honest fixes. It holds the rules to what they
 // reach, so that a change that loses some shows.
-var adversarialFloor = struct{ found, falseConcerns int }{found: 47, falseConcerns: 1}
+var adversarialFloor = struct{ found, falseConcerns int }{found: 52, falseConcerns: 1}
 
 func TestTheAdversarialCorpusDoesNotRegress(t *testing.T) {
 	b, err := os.ReadFile("testdata/adversarial/labels.json")

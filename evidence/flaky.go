@@ -163,7 +163,8 @@ func (c change) keyword(line, key string) (int64, bool) {
 
 // attributeTimeouts: a module attribute that a wait reads (its name says
 // timeout, wait, sleep or delay, or the diff passes it to a wait) made
-// larger.
+// larger; in a test, one that names a bound on time or tries made larger,
+// or one that names how many run at once made smaller.
 func attributeTimeouts(c change) []Finding {
 	var out []Finding
 	for _, b := range c.blocks {
@@ -182,17 +183,30 @@ func attributeTimeouts(c change) []Finding {
 			}
 			old, had := before[m[1]]
 			v, ok := c.millis(m[2])
-			if !had || !ok || v <= old || !c.waitAttribute(m[1]) {
-				continue
+			switch {
+			case !had || !ok:
+			case v > old && c.waitAttribute(m[1]):
+				out = append(out, c.finding("timeout-attribute-raised", Concern, l,
+					fmt.Sprintf("@%s, which a wait reads, went from %s to %s: a longer wait, not a fix", m[1], ms(old), ms(v))))
+			case v > old && c.test && slackWords.MatchString(m[1]):
+				out = append(out, c.finding("timeout-attribute-raised", Concern, l,
+					fmt.Sprintf("@%s went from %d to %d: the test allows more time or more tries, not a fix", m[1], old, v)))
+			case v < old && c.test && raceWords.MatchString(m[1]):
+				out = append(out, c.finding("concurrency-reduced", Concern, l,
+					fmt.Sprintf("@%s went from %d to %d: the test races fewer at once, the flake is rarer, not fixed", m[1], old, v)))
 			}
-			out = append(out, c.finding("timeout-attribute-raised", Concern, l,
-				fmt.Sprintf("@%s, which a wait reads, went from %s to %s: a longer wait, not a fix", m[1], ms(old), ms(v))))
 		}
 	}
 	return out
 }
 
-var waitWords = regexp.MustCompile(`(?i)timeout|wait|sleep|delay|interval`)
+var (
+	waitWords = regexp.MustCompile(`(?i)timeout|wait|sleep|delay|interval`)
+	// slackWords name, in a test, a bound on time or tries; raceWords how
+	// many things a test runs at once.
+	slackWords = regexp.MustCompile(`(?i)(^|_)(ms|millis|duration|elapsed|time|attempts|retries|tries|tolerance|slack|margin|max_\w+)($|_)`)
+	raceWords  = regexp.MustCompile(`(?i)concurren|parallel|(^|_)(workers|tasks|processes|clients|callers|racers)($|_)`)
+)
 
 func (c change) waitAttribute(name string) bool {
 	if waitWords.MatchString(name) {

@@ -121,7 +121,7 @@ var (
 // timeout injected where there was none (busy_timeout: 10_000): the race
 // is given more time, not fixed.
 func timerOptions(c change) []Finding {
-	if !c.test && !testConfig(c.path) {
+	if !c.test && !testConfig(c.path) && !c.testEnvConfig() {
 		return nil
 	}
 	// What the file had, wherever in it: an option moved within the file
@@ -140,7 +140,7 @@ func timerOptions(c change) []Finding {
 			switch {
 			case had && (v > old || isRate(k) && v != old):
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %s to %s: the race is given more time, not fixed", k, ms(old), ms(v))))
-			case !had && testConfig(c.path) && (!known || v > def):
+			case !had && (testConfig(c.path) || c.testEnvConfig()) && (!known || v > def):
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s: %s is added to the tests' configuration: a longer wait for every test, not a fix", k, ms(v))))
 			}
 		}
@@ -171,6 +171,23 @@ func (c change) timerValues(l Line) map[string]int64 {
 		}
 	}
 	return out
+}
+
+var testEnv = regexp.MustCompile(`config_env\(\)\s*==\s*:test|Mix\.env\(\)\s*==\s*:test`)
+
+// testEnvConfig reports whether the change is in a configuration file
+// under a condition on the test environment (config/runtime.exs's if
+// config_env() == :test), as far as the hunks show it.
+func (c change) testEnvConfig() bool {
+	if !strings.HasPrefix(c.path, "config/") {
+		return false
+	}
+	for _, l := range c.all {
+		if testEnv.MatchString(l.code) {
+			return true
+		}
+	}
+	return false
 }
 
 // testConfig is a configuration only the tests read: config/test.exs,
