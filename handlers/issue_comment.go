@@ -1,14 +1,17 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	gogithub "github.com/google/go-github/v66/github"
 
 	"github.com/pitcrew/pitcrew/commands"
+	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
@@ -71,6 +74,29 @@ func ParseComment(payload []byte) (ev Comment, ok bool, err error) {
 	}
 	return Comment{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Issue: raw.GetIssue().GetNumber(),
 		OnPull: raw.GetIssue().IsPullRequest(), ID: c.GetID(), Author: user.GetLogin(), Association: c.GetAuthorAssociation(), Body: c.GetBody()}, true, nil
+}
+
+// commentShape is what the intake reads of an issue_comment body for
+// Ignored: ParseComment's type, and the values commentCommand decides by.
+var commentShape = hook.MustShape(reflect.TypeFor[gogithub.IssueCommentEvent](), "action", "installation.id", "issue.number",
+	"comment.id", "comment.user.login", "comment.user.type", "comment.body", "comment.author_association", "repository.full_name")
+
+// commentIgnored is commentCommand's err == nil && !act, from the intake's
+// reading of the body.
+func commentIgnored(v *hook.View) bool {
+	if !v.Fits() {
+		return false
+	}
+	login := hook.Text(v.Last("comment.user.login"))
+	if string(hook.Text(v.Last("action"))) != "created" || hook.Int(v.Last("installation.id")) <= 0 || hook.Int(v.Last("issue.number")) <= 0 ||
+		hook.Int(v.Last("comment.id")) <= 0 || len(login) == 0 || string(hook.Text(v.Last("comment.user.type"))) == "Bot" || bytes.HasSuffix(login, []byte("[bot]")) {
+		return true
+	}
+	if _, err := github.ParseRepo(string(hook.Text(v.Last("repository.full_name")))); err != nil {
+		return false
+	}
+	_, ok := commands.First(string(hook.Text(v.Last("comment.body"))))
+	return !ok || !maintainer[string(hook.Text(v.Last("comment.author_association")))]
 }
 
 // Handle implements githubapp.EventHandler: one command per comment, acted

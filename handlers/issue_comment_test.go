@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/testenv"
 )
 
@@ -57,7 +58,7 @@ func TestTheIntakeStoresOnlyWhatAHandlerActsOn(t *testing.T) {
 		{"an issues body that does not decode", "issues", []byte(`{"action":`), false},
 		{"another event", "push", testenv.CommentEvent(t, "alice", 12, 5, "no command", false), false},
 	} {
-		if got := Ignored(c.event, c.body); got != c.ignored {
+		if got := Ignored(c.event, hook.NewBody(c.body)); got != c.ignored {
 			t.Errorf("%s: ignored %v, want %v", c.name, got, c.ignored)
 		}
 	}
@@ -67,7 +68,7 @@ func FuzzParseComment(f *testing.F) {
 	f.Add(testenv.CommentEvent(f, "alice", 12, 901, "/pitcrew retry", true))
 	f.Add(testenv.CommentEvent(f, "dependabot[bot]", 3, 1, "/pitcrew help", false))
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		Ignored("issue_comment", payload)
+		Ignored("issue_comment", hook.NewBody(payload))
 		ev, ok, _ := ParseComment(payload)
 		if ok && (ev.Issue <= 0 || ev.ID <= 0 || ev.InstallationID <= 0 || ev.Author == "" || strings.HasSuffix(ev.Author, "[bot]") || ev.Repo.Name == "") {
 			t.Fatalf("comment %+v", ev)

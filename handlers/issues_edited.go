@@ -1,15 +1,18 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
@@ -53,6 +56,35 @@ func ParseDashboardEdit(payload []byte) (ev dashboard.Edit, ok bool, err error) 
 	}
 	return dashboard.Edit{InstallationID: raw.GetInstallation().GetID(), Repo: repo, Issue: is.GetNumber(), Editor: sender.GetLogin(),
 		Ticks: ticks}, true, nil
+}
+
+// issuesShape is what the intake reads of an issues body for Ignored:
+// ParseDashboardEdit's type, and the values it decides by.
+var issuesShape = hook.MustShape(reflect.TypeFor[gogithub.IssuesEvent](), "action", "changes.body", "issue", "issue.pull_request",
+	"issue.number", "issue.labels", "installation.id", "sender.login", "sender.type")
+
+// dashboardEditIgnored is ParseDashboardEdit's err == nil && !ok, from the
+// intake's reading of the body: once the edit is a person's, of an issue's
+// body, only the labels are decoded.
+func dashboardEditIgnored(v *hook.View) bool {
+	if !v.Fits() {
+		return false
+	}
+	login := hook.Text(v.Last("sender.login"))
+	return string(hook.Text(v.Last("action"))) != "edited" || v.Last("changes.body") == nil || v.Last("issue") == nil ||
+		v.Last("issue.pull_request") != nil || hook.Int(v.Last("issue.number")) <= 0 || hook.Int(v.Last("installation.id")) <= 0 ||
+		len(login) == 0 || string(hook.Text(v.Last("sender.type"))) == "Bot" || bytes.HasSuffix(login, []byte("[bot]")) || !dashboardLabelled(v)
+}
+
+// dashboardLabelled reports whether the issue carries the dashboard label.
+func dashboardLabelled(v *hook.View) bool {
+	var labels []*gogithub.Label
+	for raw := range v.All("issue.labels") {
+		if json.Unmarshal(raw, &labels) != nil {
+			return false
+		}
+	}
+	return slices.ContainsFunc(labels, func(l *gogithub.Label) bool { return l.GetName() == publish.DashboardLabel })
 }
 
 // Handle implements githubapp.EventHandler.

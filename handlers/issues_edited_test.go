@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/publish"
 )
@@ -52,7 +53,7 @@ func FuzzParseDashboardEdit(f *testing.F) {
 	f.Add(testenv.DashboardEditEvent(f, "alice", 500, "- [x] `a` <!-- pitcrew:tick:0123456789ab -->"))
 	f.Add(testenv.Event(f, "issues.edited.json", func(map[string]any) {}))
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		Ignored("issues", payload)
+		Ignored("issues", hook.NewBody(payload))
 		ev, ok, _ := ParseDashboardEdit(payload)
 		if ok && (ev.Issue <= 0 || ev.InstallationID <= 0 || ev.Editor == "" || strings.HasSuffix(ev.Editor, "[bot]") || ev.Repo.Name == "" || len(ev.Ticks) > 20) {
 			t.Fatalf("edit %+v", ev)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/runs"
@@ -104,25 +105,25 @@ func CachedReads(body []byte) []string {
 // it: an issue_comment that is no command of someone the repository knows
 // (pitcrew's own comments and each edit of them, people talking,
 // strangers), an issues event that adds no label and edits no dashboard. A
-// body that does not decode is left to the handlers, which say why.
-func Ignored(event string, body []byte) bool {
+// body that does not decode is left to the handlers, which say why. It
+// decides as the handlers' parsers would, from the intake's one reading of
+// the body (hook.Body), without decoding it whole.
+func Ignored(event string, body *hook.Body) bool {
 	switch event {
 	case "issue_comment":
-		_, _, act, err := commentCommand(body)
-		return err == nil && !act
+		return commentIgnored(body.Scan(commentShape))
 	case "issues":
-		var ev struct {
-			Action string `json:"action"`
-		}
-		if json.Unmarshal(body, &ev) != nil {
+		v := body.Scan(issuesShape)
+		// The action as a struct{ Action string } decodes it: null leaves
+		// it as it was, and a body of another type is an error.
+		if !v.Valid() || v.Kind() != '{' && v.Kind() != 'n' || v.Bad("action") {
 			return false
 		}
-		switch ev.Action {
+		switch string(hook.Text(v.Kept("action"))) {
 		case "labeled":
 			return false
 		case "edited":
-			_, ok, err := ParseDashboardEdit(body)
-			return err == nil && !ok
+			return dashboardEditIgnored(v)
 		}
 		return true
 	}

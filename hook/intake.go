@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -43,8 +44,9 @@ type Intake struct {
 	// Ignored reports, from a verified body alone, a delivery its handler
 	// would ignore: answered 200 and not stored, so that what pitcrew
 	// itself writes (every status comment edit is an issue_comment event)
-	// does not come back as queued work.
-	Ignored func(event string, body []byte) bool
+	// does not come back as queued work. It reads the body through
+	// body.Scan, whose one pass the intake's own check then reuses.
+	Ignored func(event string, body *Body) bool
 	// Replicated, when set, holds each 2xx until a replica has what was
 	// stored (none when the primary has no replica).
 	Replicated *durable.Waiter
@@ -90,14 +92,17 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(err)
 		return
 	}
-	if !slices.Contains(in.Events, event) || in.Ignored != nil && in.Ignored(event, d.body()) {
+	body := bodies.Get().(*Body)
+	defer func() { body.reset(nil); bodies.Put(body) }()
+	body.reset(d.body())
+	if !slices.Contains(in.Events, event) || in.Ignored != nil && in.Ignored(event, body) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
 	label = event
 	// Only validity is checked here (a full decode would cost more than
 	// everything else together); the worker decodes what each event needs.
-	if !isJSONObject(d.body()) {
+	if !body.Scan(nil).Object() {
 		refuse(errBadPayload)
 		return
 	}
@@ -108,6 +113,9 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 }
+
+// bodies keeps each Body's View (a few hundred bytes) off the heap.
+var bodies = sync.Pool{New: func() any { return new(Body) }}
 
 // framable reports whether a header value can head a queued delivery,
 // whose framing ends each value with a newline.

@@ -2,23 +2,6 @@ package hook
 
 import "encoding/binary"
 
-// isJSONObject reports whether b is one JSON object, exactly as
-// encoding/json.Valid (plus a leading '{') would say, at three to four times
-// its speed: the check runs inside every webhook request, and
-// encoding/json's took a quarter of the intake's CPU. FuzzIsJSONObject holds
-// the two to the same answers.
-func isJSONObject(b []byte) bool {
-	if len(b) == 0 || b[0] != '{' {
-		return false
-	}
-	v := jsonValidator{b: b}
-	if !v.value(0) {
-		return false
-	}
-	v.skipSpace()
-	return v.i == len(b)
-}
-
 // maxJSONDepth is encoding/json's nesting limit.
 const maxJSONDepth = 10000
 
@@ -32,7 +15,11 @@ var plainStringByte = func() (t [256]bool) {
 	return t
 }()
 
-// jsonValidator walks a JSON text once, by RFC 8259's grammar.
+// jsonValidator walks a JSON text once, by RFC 8259's grammar, giving
+// exactly encoding/json.Valid's answers at three to four times its speed:
+// the check runs inside every webhook request (View.Object), and
+// encoding/json's took a quarter of the intake's CPU. FuzzIsJSONObject
+// holds the two to the same answers.
 type jsonValidator struct {
 	b []byte
 	i int
