@@ -131,7 +131,7 @@ func boundsDropped(c change) []Finding {
 			}
 			now := upperBounds(l.code, true)
 			for s, old := range was {
-				if !strings.Contains(l.code, s) || indexWord(l.code, s) < 0 && !strings.ContainsAny(s, "( ") {
+				if !mentions(l.code, s) {
 					continue
 				}
 				bound, kept := now[s]
@@ -150,4 +150,13 @@ func boundsDropped(c change) []Finding {
 		}
 	}
 	return out
+}
+
+// mentions reports whether line checks subject: a name as a whole word,
+// an expression (div(elapsed, 1000)) as written.
+func mentions(line, subject string) bool {
+	if strings.ContainsAny(subject, "( ") {
+		return strings.Contains(line, subject)
+	}
+	return indexWord(line, subject) >= 0
 }
