@@ -72,19 +72,27 @@ func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 	if job == JobAlert {
 		rules = alertRules
 	}
-	var out []Finding
-	added := addedLines(d)
+	var changes []*change
+	added := map[string]int{} // the lines every file adds, by movedKey
 	for _, f := range d.Files {
 		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !configFile(f.Path()) {
 			continue
 		}
 		c := newFileChange(f)
-		c.movedTo = func(text string) bool { return added[movedKey(text)]-c.ownAdded[movedKey(text)] > 0 }
+		for k, n := range c.ownAdded {
+			added[k] += n
+		}
 		if h, ok := head[f.Path()]; ok {
 			c.readHead(h)
 		}
+		changes = append(changes, &c)
+	}
+	var out []Finding
+	for _, c := range changes {
+		// A line removed here and added in another file moved there.
+		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
 		for _, rule := range rules {
-			out = append(out, rule(c)...)
+			out = append(out, rule(*c)...)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -105,22 +113,6 @@ func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 		r.Verdict = VerdictNote
 	}
 	return r
-}
-
-// addedLines counts the lines the diff adds, by their code, over every
-// file: a line removed here and added in another file moved.
-func addedLines(d Diff) map[string]int {
-	out := map[string]int{}
-	for _, f := range d.Files {
-		for _, h := range f.Hunks {
-			for _, l := range h.Lines {
-				if l.Kind == '+' {
-					out[movedKey(l.Text)]++
-				}
-			}
-		}
-	}
-	return out
 }
 
 // movedKey is a line as moving it keeps it: its code, without

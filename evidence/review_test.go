@@ -222,6 +222,8 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"an exclusion in GitLab CI", "tag-excluded", JobFlaky, hunk(".gitlab-ci.yml", "-    - mix test", "+    - mix test --exclude flaky")},
 		{"a plug moved and narrowed", "plug-changed", JobAlert, "--- a/lib/hexpm_web/controllers/key_controller.ex\n+++ b/lib/hexpm_web/controllers/key_controller.ex\n@@ -1,3 +1,2 @@\n-  plug :authenticate when action in [:new, :create, :delete]\n   use HexpmWeb, :controller\n@@ -20,2 +19,3 @@\n   def x, do: 1\n+  plug :authenticate when action in [:new]\n"},
 		{"a plug given another role", "plug-changed", JobAlert, hunk("lib/hexpm_web/router.ex", `-    plug :require_role, "admin"`, `+    plug :require_role, "guest"`)},
+		{"a role in a policy module changed, nothing else", "authorization-changed", JobAlert, hunk("lib/hexpm/policies/package_policy.ex",
+			`-  def authorize(:publish, %User{role: "admin"}, _), do: :ok`, `+  def authorize(:publish, %User{role: "guest"}, _), do: :ok`)},
 		{"a default string changed", "default-changed", JobAlert, hunk("lib/hexpm/accounts.ex", `-    role = Keyword.get(opts, :role, "viewer")`, `+    role = Keyword.get(opts, :role, "editor")`)},
 		{"a receive timeout in seconds", "receive-timeout-raised", JobFlaky, hunk("test/a_test.exs", "-    assert_receive {:done, ^ref}", "+    assert_receive {:done, ^ref}, :timer.seconds(5)")},
 		{"a channel reply given time, without parentheses", "receive-timeout-raised", JobFlaky, hunk("test/a_channel_test.exs", `-    assert_reply ref, :error, %{"reason" => "taken"}`, `+    assert_reply ref, :error, %{"reason" => "taken"}, 1_000`)},

@@ -3,7 +3,6 @@ package hook
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -146,15 +145,7 @@ func TestScanAgreesWithEncodingJSON(t *testing.T) {
 			checkScan(t, []byte(`{"`+member+`":`+strings.Repeat(`{"a":`, depth)+"1"+strings.Repeat("}", depth)+`}`))
 		}
 	}
-	files, _ := filepath.Glob("../testdata/webhooks/*.json")
-	if len(files) == 0 {
-		t.Fatal("no webhook examples under testdata/webhooks")
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range webhookExamples(t) {
 		checkScan(t, b)
 	}
 }

@@ -18,16 +18,26 @@ func isJSONObject(b []byte) bool {
 	return v.Object()
 }
 
-func TestIsJSONObjectAcceptsEveryWebhookExample(t *testing.T) {
+// webhookExamples are the bodies of testdata/webhooks, by file name.
+func webhookExamples(t *testing.T) map[string][]byte {
+	t.Helper()
 	files, _ := filepath.Glob("../testdata/webhooks/*.json")
 	if len(files) == 0 {
 		t.Fatal("no webhook examples under testdata/webhooks")
 	}
+	out := map[string][]byte{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
+		out[f] = b
+	}
+	return out
+}
+
+func TestIsJSONObjectAcceptsEveryWebhookExample(t *testing.T) {
+	for f, b := range webhookExamples(t) {
 		if !isJSONObject(b) {
 			t.Errorf("%s: rejected a real delivery", f)
 		}
