@@ -50,7 +50,7 @@ func newFileChange(f File) change {
 				cur.removed = append(cur.removed, l)
 			case '+':
 				cur.added = append(cur.added, l)
-				c.ownAdded[movedKey(l.Text)]++
+				c.ownAdded[movedKeyOf(l.code)]++
 			default:
 				flush()
 			}
@@ -68,7 +68,9 @@ func newFileChange(f File) change {
 		joinCalls(c.blocks[i].removed)
 		joinCalls(c.blocks[i].added)
 	}
-	c.touched = touches(c.all)
+	if c.test { // only test modules are read for it (asyncOff)
+		c.touched = touches(c.all)
+	}
 	return c
 }
 

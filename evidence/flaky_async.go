@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -17,22 +18,25 @@ var (
 	globalState = []struct {
 		pattern *regexp.Regexp
 		what    string
+		hint    string // in every line the pattern matches, to skip the others cheaply
 	}{
-		{regexp.MustCompile(`\bApplication\.(put_env|delete_env|put_all_env)\b`), "Application.put_env"},
-		{regexp.MustCompile(`\bSystem\.(put_env|delete_env)\b`), "System.put_env"},
-		{regexp.MustCompile(`\b(Mox\.)?set_mox_global\b`), "Mox.set_mox_global"},
-		{regexp.MustCompile(`:named_table\b`), "a named ETS table"},
-		{regexp.MustCompile(`:persistent_term\.(put|erase)\b`), ":persistent_term"},
-		{regexp.MustCompile(`\bProcess\.register\b|\bname:\s*(__MODULE__|[A-Z][\w.]*|:\w+|\{:global|\{:via)`), "a named process"},
-		{regexp.MustCompile(`:sys\.(replace_state|suspend|resume)\(\s*([A-Z][\w.]*|:\w+)`), "a named process's state"},
-		{regexp.MustCompile(`:ets\.\w+\(\s*:\w+`), "a named ETS table"},
-		{regexp.MustCompile(`:telemetry\.attach(_many)?\b`), "a telemetry handler"},
-		{regexp.MustCompile(`\bmock_global\b|\bMox\.set_mox_from_context\b`), "a global mock"},
-		{regexp.MustCompile(`\bPubSub\.(subscribe|broadcast)\([^,]+,\s*"`), "a fixed PubSub topic"},
-		{regexp.MustCompile(`\bLogger\.(configure|put_module_level|add_backend)\b|\bcapture_log\b`), "the Logger configuration"},
-		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name"},
-		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode"},
-		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system"},
+		{regexp.MustCompile(`\bApplication\.(put_env|delete_env|put_all_env)\b`), "Application.put_env", "Application."},
+		{regexp.MustCompile(`\bSystem\.(put_env|delete_env)\b`), "System.put_env", "System."},
+		{regexp.MustCompile(`\b(Mox\.)?set_mox_global\b`), "Mox.set_mox_global", "set_mox_global"},
+		{regexp.MustCompile(`:named_table\b`), "a named ETS table", ":named_table"},
+		{regexp.MustCompile(`:persistent_term\.(put|erase)\b`), ":persistent_term", ":persistent_term"},
+		{regexp.MustCompile(`\bProcess\.register\b`), "a named process", "Process.register"},
+		{regexp.MustCompile(`\bname:\s*(__MODULE__|[A-Z][\w.]*|:\w+|\{:global|\{:via)`), "a named process", "name:"},
+		{regexp.MustCompile(`:sys\.(replace_state|suspend|resume)\(\s*([A-Z][\w.]*|:\w+)`), "a named process's state", ":sys."},
+		{regexp.MustCompile(`:ets\.\w+\(\s*:\w+`), "a named ETS table", ":ets."},
+		{regexp.MustCompile(`:telemetry\.attach(_many)?\b`), "a telemetry handler", ":telemetry."},
+		{regexp.MustCompile(`\bmock_global\b|\bMox\.set_mox_from_context\b`), "a global mock", "mo"},
+		{regexp.MustCompile(`\bPubSub\.(subscribe|broadcast)\([^,]+,\s*"`), "a fixed PubSub topic", "PubSub."},
+		{regexp.MustCompile(`\bLogger\.(configure|put_module_level|add_backend)\b`), "the Logger configuration", "Logger."},
+		{regexp.MustCompile(`\bcapture_log\b`), "the Logger configuration", "capture_log"},
+		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name", ":global."},
+		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode", "Sandbox.mode"},
+		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File."},
 	}
 )
 
@@ -98,7 +102,7 @@ func touches(lines []Line) []string {
 	var what []string
 	for _, g := range globalState {
 		for _, l := range lines {
-			if g.pattern.MatchString(l.code) {
+			if strings.Contains(l.code, g.hint) && g.pattern.MatchString(l.code) && !slices.Contains(what, g.what) {
 				what = append(what, g.what)
 				break
 			}

@@ -55,10 +55,21 @@ const defaultReceiveTimeout = 100
 func receiveTimeouts(c change) []Finding {
 	var out []Finding
 	slept := c.sleptBefore()
+	type read struct {
+		macro string
+		v     int64
+		ok    bool
+	}
+	seen := map[string]read{} // each line is read once, not once per macro
 	for _, m := range receiveMacros {
 		read := func(line string) (int64, bool) {
-			if got, v, ok := c.receiveTimeout(line); got == m {
-				return v, ok
+			r, done := seen[line]
+			if !done {
+				r.macro, r.v, r.ok = c.receiveTimeout(line)
+				seen[line] = r
+			}
+			if r.macro == m {
+				return r.v, r.ok
 			}
 			return 0, false
 		}

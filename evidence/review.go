@@ -118,8 +118,11 @@ func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 // movedKey is a line as moving it keeps it: its code, without
 // indentation or module qualifiers (a moved test may call Repo.get where
 // it called MyApp.Repo.get, under an alias).
-func movedKey(text string) string {
-	return qualifier.ReplaceAllString(strings.TrimSpace(code(text)), "")
+func movedKey(text string) string { return movedKeyOf(code(text)) }
+
+// movedKeyOf is movedKey of a line's code (Line.code).
+func movedKeyOf(code string) string {
+	return qualifier.ReplaceAllString(strings.TrimSpace(code), "")
 }
 
 var qualifier = regexp.MustCompile(`\b(?:[A-Z]\w*\.)+`)
