@@ -7,6 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-github/v66 v66.0.0
 	github.com/hibiken/asynq v0.26.0
+	github.com/klauspost/compress v1.20.1
 	github.com/palantir/go-githubapp v0.30.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0

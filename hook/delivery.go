@@ -11,16 +11,11 @@ import (
 	gogithub "github.com/google/go-github/v66/github"
 )
 
-// delivery is one webhook delivery read off the wire into a pooled buffer,
-// already framed for the queue (see decodeDelivery): the head
-// "event\nid\n" is written first and the body read in after it, so
-// pitcrew does not copy a JSON body. The buffer goes back to the pool on
-// release, which is safe once the task is enqueued: asynq has then encoded
-// its own copy.
+// delivery is one webhook delivery's body, read off the wire into a
+// pooled buffer held against the intake's budget until release.
 type delivery struct {
 	buf    *[]byte
-	head   int
-	framed []byte
+	data   []byte
 	budget *Budget
 	held   int64 // bytes taken from budget
 }
@@ -34,13 +29,13 @@ const maxPooledBuffer = 256 << 10
 // readDelivery reads r's body, which MaxBytesHandler bounds, in as few
 // reads as its Content-Length allows, holding at most what budget grants
 // (errIntakeBusy past it).
-func readDelivery(r *http.Request, event, id string, budget *Budget) (delivery, error) {
+func readDelivery(r *http.Request, budget *Budget) (delivery, error) {
 	if r.ContentLength > MaxGitHubBody {
 		return delivery{}, &http.MaxBytesError{Limit: MaxGitHubBody}
 	}
 	bp := deliveryBuffers.Get().(*[]byte)
-	b := append(append(append(append((*bp)[:0], event...), '\n'), id...), '\n')
-	d := delivery{buf: bp, head: len(b), budget: budget}
+	b := (*bp)[:0]
+	d := delivery{buf: bp, budget: budget}
 	// Content-Length is the sender's word, given before any signature is
 	// checked: a larger buffer is allocated only as the budget allows.
 	want := max(int64(cap(b)), int64(len(b))+r.ContentLength+1) // +1: room for the read that sees EOF
@@ -66,7 +61,7 @@ func readDelivery(r *http.Request, event, id string, budget *Budget) (delivery, 
 			return d, err
 		}
 	}
-	*bp, d.framed = b, b
+	*bp, d.data = b, b
 	return d, nil
 }
 
@@ -83,7 +78,7 @@ func (d *delivery) hold(size int64) bool {
 }
 
 // body is the delivery's payload.
-func (d *delivery) body() []byte { return d.framed[d.head:] }
+func (d *delivery) body() []byte { return d.data }
 
 // verify checks the body's signature by go-github's rules. A form-encoded
 // delivery (a webhook set up by hand with that content type) carries its
@@ -100,8 +95,8 @@ func (d *delivery) verify(contentType, signature string, secret []byte) error {
 	if err != nil {
 		return err
 	}
-	d.framed = append(d.framed[:d.head], payload...)
-	*d.buf = d.framed
+	d.data = append(d.data[:0], payload...)
+	*d.buf = d.data
 	return nil
 }
 
@@ -112,5 +107,5 @@ func (d *delivery) release() {
 	if d.budget != nil {
 		d.budget.give(d.held)
 	}
-	d.buf, d.framed, d.budget, d.held = nil, nil, nil, 0
+	d.buf, d.data, d.budget, d.held = nil, nil, nil, 0
 }

@@ -21,9 +21,8 @@ import (
 // enqueueTimeout bounds the wait for Redis while GitHub waits for us.
 const enqueueTimeout = 2 * time.Second
 
-// MaxGitHubBody bounds a webhook body. GitHub caps payloads at 25 MB, but
-// none of the events pitcrew reads comes near a few hundred KB.
-const MaxGitHubBody = 5 << 20
+// MaxGitHubBody bounds a webhook body (see queue.MaxDeliveryBody).
+const MaxGitHubBody = queue.MaxDeliveryBody
 
 // Intake answers the GitHub webhook route. It checks the delivery's
 // headers, its signature (with go-github's check) and that the body is a
@@ -33,9 +32,8 @@ const MaxGitHubBody = 5 << 20
 //
 // It does what go-githubapp's event dispatcher does, without the copies of
 // the body that reading through it costs (go-github's io.ReadAll, in
-// growing chunks and then whole, then the framing for the queue): the body
-// is read once, into a pooled buffer already framed for the queue, and
-// asynq's encoding makes the only copy.
+// growing chunks and then whole): the body is read once, into a pooled
+// buffer, and compressed for the queue into another (queue.AppendDelivery).
 type Intake struct {
 	Secret    []byte
 	Queue     *asynq.Client
@@ -77,7 +75,7 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(errors.New("missing or invalid X-GitHub-Delivery"))
 		return
 	}
-	d, err := readDelivery(r, event, id, in.Unverified)
+	d, err := readDelivery(r, in.Unverified)
 	defer d.release()
 	if errors.Is(err, errIntakeBusy) {
 		in.Metrics.Deliveries.WithLabelValues(label, "busy").Inc()
@@ -106,7 +104,10 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(errBadPayload)
 		return
 	}
-	if err := in.store(r.Context(), event, id, d.framed); err != nil {
+	payload := payloads.Get().(*[]byte)
+	defer putPayload(payload)
+	*payload = queue.AppendDelivery((*payload)[:0], event, id, d.body())
+	if err := in.store(r.Context(), event, id, *payload); err != nil {
 		in.Metrics.Deliveries.WithLabelValues(event, "error").Inc()
 		onIntakeError(w, r, err)
 		return
@@ -117,23 +118,32 @@ func (in *Intake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // bodies keeps each Body's View (a few hundred bytes) off the heap.
 var bodies = sync.Pool{New: func() any { return new(Body) }}
 
+// payloads hold the tasks' payloads until asynq has encoded its copy.
+var payloads = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+func putPayload(b *[]byte) {
+	if cap(*b) <= maxPooledBuffer {
+		payloads.Put(b)
+	}
+}
+
 // framable reports whether a header value can head a queued delivery,
 // whose framing ends each value with a newline.
 func framable(v string) bool {
 	return v != "" && len(v) <= 100 && !strings.ContainsAny(v, "\n\r")
 }
 
-// store puts a framed delivery (see decodeDelivery) on the queue.
-func (in *Intake) store(ctx context.Context, event, id string, framed []byte) error {
+// store puts a delivery's payload (queue.AppendDelivery) on the queue.
+func (in *Intake) store(ctx context.Context, event, id string, payload []byte) error {
 	// GitHub waits 10 s for the answer: better a quick 503 (the delivery
 	// shows as failed and the sweeper has it redelivered) than a late 2xx.
 	ctx, cancel := context.WithTimeout(ctx, enqueueTimeout)
 	defer cancel()
-	_, err := in.Queue.EnqueueContext(ctx, queue.DeliveryTask(id, framed))
+	_, err := in.Queue.EnqueueContext(ctx, queue.DeliveryTask(id, payload))
 	if queue.IsDuplicate(err) && in.dropIfArchived(id) {
 		// The earlier copy ran out of retries; a redelivery is how an
 		// operator asks for another go.
-		_, err = in.Queue.EnqueueContext(ctx, queue.DeliveryTask(id, framed))
+		_, err = in.Queue.EnqueueContext(ctx, queue.DeliveryTask(id, payload))
 	}
 	if err != nil && !queue.IsDuplicate(err) {
 		return err

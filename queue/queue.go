@@ -5,7 +5,6 @@
 package queue
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -38,24 +37,6 @@ const (
 	ProcessedTTL = 72 * time.Hour
 	MaxRetry     = 12
 )
-
-// DecodeDelivery splits a delivery task's payload, framed by readDelivery
-// as "event\ndelivery-id\n" + body: no JSON re-encoding, no copy.
-func DecodeDelivery(p []byte) (event, id string, body []byte, err error) {
-	e, rest, ok1 := bytes.Cut(p, []byte{'\n'})
-	d, body, ok2 := bytes.Cut(rest, []byte{'\n'})
-	if !ok1 || !ok2 || len(e) == 0 || len(d) == 0 {
-		return "", "", nil, errors.New("malformed delivery task")
-	}
-	return string(e), string(d), body, nil
-}
-
-// DeliveryTask is the queue's task for a framed delivery (DecodeDelivery).
-func DeliveryTask(id string, framed []byte) *asynq.Task {
-	return asynq.NewTask(TaskGitHubDelivery, framed,
-		asynq.TaskID(deliveryTaskID(id)), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
-		asynq.Retention(DeliveryRetention), asynq.Timeout(5*time.Minute))
-}
 
 // AlertTask is the queue's task for a stored request of an outside alert
 // source: its id is the body's hash, so a repeat of the same body is
