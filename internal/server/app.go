@@ -114,7 +114,8 @@ func NewApp(o Options) (*App, error) {
 		replicated = &durable.Waiter{Redis: o.Redis}
 		ledger.WaitForReplicas(replicated)
 	}
-	tasks := asynq.NewClientFromRedisClient(o.Redis)
+	// Concurrent enqueues share round trips to Redis (queue.Batched).
+	tasks := asynq.NewClientFromRedisClient(queue.Batched(o.Redis))
 	if o.DashboardEvery <= 0 {
 		o.DashboardEvery = 15 * time.Second
 	}
