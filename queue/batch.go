@@ -57,9 +57,8 @@ func (b *batched) EvalSha(ctx context.Context, sha string, keys []string, args .
 	if !b.sending {
 		b.sending = true
 		b.mu.Unlock()
-		cmd := b.UniversalClient.EvalSha(ctx, sha, keys, args...)
-		b.sent()
-		return cmd
+		defer b.sent()
+		return b.UniversalClient.EvalSha(ctx, sha, keys, args...)
 	}
 	if b.next == nil {
 		b.next = &scriptRound{done: make(chan struct{})}
