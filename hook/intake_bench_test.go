@@ -92,7 +92,7 @@ func BenchmarkIntakeConcurrent(b *testing.B) {
 			rdb := testenv.Redis(b)
 			in := newIntake(rdb, c.wrap(rdb))
 			var n atomic.Int64
-			b.SetParallelism(64 / runtime.GOMAXPROCS(0))
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				send := newSender(b, in, "issues", labeled)

@@ -8,8 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// roundTimeout bounds a round trip that carries other callers' scripts;
-// each caller still waits no longer than its own context allows.
+// roundTimeout bounds a round trip whose callers set no deadline; one
+// with deadlines lasts until the latest of them.
 const roundTimeout = 5 * time.Second
 
 // Batched wraps c so that the Lua scripts run by concurrent callers go to
@@ -24,6 +24,12 @@ const roundTimeout = 5 * time.Second
 // (which go-redis's Script.Run answers with EVAL, unbatched) is that
 // caller's alone, while a broken connection fails the whole round, as it
 // would each caller's command. Everything but EvalSha goes to c unchanged.
+//
+// One round trip is out at a time, so a slow one holds the next for as
+// long as its callers' deadlines allow. A round's commands run without
+// their callers' contexts: hooks on c that go by a caller's context (the
+// ledger's held status saves) do not see them, so the worker does not
+// enqueue through Batched.
 func Batched(c redis.UniversalClient) redis.UniversalClient {
 	return &batched{UniversalClient: c}
 }
@@ -39,11 +45,32 @@ type batched struct {
 // scriptRound is the scripts of one round trip; done is closed once each
 // call's cmd holds its reply.
 type scriptRound struct {
-	calls []*scriptCall
-	done  chan struct{}
+	calls     []*scriptCall
+	deadline  time.Time // the latest of the callers'
+	unbounded bool      // a caller has no deadline
+	done      chan struct{}
+}
+
+// join adds a call to the round, which then lasts until the latest of its
+// callers' deadlines, or roundTimeout once one of them has none.
+func (r *scriptRound) join(c *scriptCall) {
+	r.calls = append(r.calls, c)
+	if d, ok := c.ctx.Deadline(); !ok {
+		r.unbounded = true
+	} else if d.After(r.deadline) {
+		r.deadline = d
+	}
+}
+
+func (r *scriptRound) until() time.Time {
+	if r.unbounded || r.deadline.IsZero() {
+		return time.Now().Add(roundTimeout)
+	}
+	return r.deadline
 }
 
 type scriptCall struct {
+	ctx  context.Context
 	sha  string
 	keys []string
 	args []any
@@ -63,19 +90,28 @@ func (b *batched) EvalSha(ctx context.Context, sha string, keys []string, args .
 	if b.next == nil {
 		b.next = &scriptRound{done: make(chan struct{})}
 	}
-	r, call := b.next, &scriptCall{sha: sha, keys: keys, args: args}
-	r.calls = append(r.calls, call)
+	r, call := b.next, &scriptCall{ctx: ctx, sha: sha, keys: keys, args: args}
+	r.join(call)
 	b.mu.Unlock()
 	select {
 	case <-r.done:
 		return call.cmd
 	case <-ctx.Done():
-		// The round still sends the script: like a command whose reply
-		// came too late, it may be stored.
-		cmd := redis.NewCmd(ctx)
-		cmd.SetErr(ctx.Err())
-		return cmd
+		select {
+		case <-r.done: // both happened: the reply is there
+			return call.cmd
+		default:
+		}
+		// The round may still send the script: like a command whose
+		// reply came too late, it may be stored.
+		return failed(ctx, ctx.Err())
 	}
+}
+
+func failed(ctx context.Context, err error) *redis.Cmd {
+	cmd := redis.NewCmd(ctx)
+	cmd.SetErr(err)
+	return cmd
 }
 
 // sent ends a round trip: the rounds that gathered meanwhile go out on a
@@ -106,15 +142,26 @@ func (b *batched) sendRounds() {
 }
 
 func (b *batched) send(r *scriptRound) {
-	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), r.until())
 	defer cancel()
-	// Each reply, error or not, is in its cmd: Pipelined's error is the
-	// first of them.
-	_, _ = b.UniversalClient.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := b.UniversalClient.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, c := range r.calls {
+			if c.ctx.Err() != nil { // its caller has stopped waiting
+				c.cmd = failed(c.ctx, c.ctx.Err())
+				continue
+			}
 			c.cmd = p.EvalSha(ctx, c.sha, c.keys, c.args...)
 		}
 		return nil
 	})
+	// Each reply, error or not, is in its cmd, but for an error in
+	// setting up the connection (a Redis error such as a refused AUTH,
+	// which go-redis returns without giving it to the commands): a script
+	// with neither a reply nor an error was not run.
+	for _, c := range r.calls {
+		if err != nil && c.cmd.Err() == nil && c.cmd.Val() == nil {
+			c.cmd.SetErr(err)
+		}
+	}
 	close(r.done)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,4 +184,87 @@ func (s *stalled) EvalSha(ctx context.Context, sha string, keys []string, args .
 	cmd := redis.NewCmd(ctx)
 	cmd.SetErr(errors.New("released"))
 	return cmd
+}
+
+// A Redis error in setting up the round's connection (here a refused
+// AUTH) reaches every script of the round: go-redis returns it from
+// Pipelined without giving it to the commands.
+func TestARoundWhoseConnectionIsRefusedFailsEachScript(t *testing.T) {
+	refused := redis.NewClient(&redis.Options{Addr: refusingRedis(t), Password: "not-the-password", MaxRetries: -1})
+	defer refused.Close()
+	r := &scriptRound{done: make(chan struct{})}
+	for range 3 {
+		r.join(&scriptCall{ctx: t.Context(), sha: "0123456789abcdef0123456789abcdef01234567", keys: []string{"k"}})
+	}
+	(&batched{UniversalClient: refused}).send(r)
+	for i, c := range r.calls {
+		if c.cmd.Err() == nil {
+			t.Fatalf("script %d: no error, reply %v", i, c.cmd.Val())
+		}
+	}
+}
+
+// refusingRedis serves a Redis that answers whatever it is sent with a
+// refused password, and returns its address.
+func refusingRedis(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				buf := make([]byte, 4096)
+				for {
+					if _, err := conn.Read(buf); err != nil {
+						return
+					}
+					if _, err := conn.Write([]byte("-WRONGPASS invalid username-password pair or user is disabled.\r\n")); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// A round lasts until the latest of its callers' deadlines, and takes
+// roundTimeout when one of them has none.
+func TestARoundLastsUntilItsLatestCallersDeadline(t *testing.T) {
+	soon, later := time.Now().Add(time.Minute), time.Now().Add(time.Hour)
+	for _, c := range []struct {
+		name      string
+		deadlines []time.Time // zero: none
+		want      time.Time   // zero: roundTimeout from now
+	}{
+		{"one", []time.Time{soon}, soon},
+		{"the latest", []time.Time{later, soon}, later},
+		{"the latest, last", []time.Time{soon, later}, later},
+		{"one without", []time.Time{soon, {}, later}, time.Time{}},
+		{"the first without", []time.Time{{}, soon}, time.Time{}},
+	} {
+		r := &scriptRound{}
+		for _, d := range c.deadlines {
+			ctx, cancel := context.WithCancel(t.Context())
+			if !d.IsZero() {
+				ctx, cancel = context.WithDeadline(t.Context(), d)
+			}
+			defer cancel()
+			r.join(&scriptCall{ctx: ctx})
+		}
+		got, want := r.until(), c.want
+		if want.IsZero() {
+			want = time.Now().Add(roundTimeout)
+		}
+		if got.Sub(want).Abs() > time.Second {
+			t.Errorf("%s: the round lasts until %v, want %v", c.name, got, want)
+		}
+	}
 }

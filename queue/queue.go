@@ -18,8 +18,15 @@ import (
 
 // Task types on the durable queue.
 const (
-	TaskGitHubDelivery = "github:delivery" // a verified GitHub webhook delivery
-	TaskSessionRefresh = "sandbox:Refresh" // read a session and report its outcome
+	TaskGitHubDelivery = "github:compressed-delivery" // a verified GitHub webhook delivery (AppendDelivery)
+	// TaskGitHubDeliveryJSON is a delivery stored as JSON, by a replica
+	// older than the compression: such tasks may still be queued. A
+	// replica that old has no handler for the new type (asynq matches a
+	// type by prefix, hence a name the old one is not a prefix of), so it
+	// retries those tasks until a newer replica takes them, rather than
+	// reading them as JSON and giving up.
+	TaskGitHubDeliveryJSON = "github:delivery"
+	TaskSessionRefresh     = "sandbox:Refresh" // read a session and report its outcome
 )
 
 // Queue names; a busy GitHub intake does not delay outcome reports.

@@ -114,8 +114,11 @@ func NewApp(o Options) (*App, error) {
 		replicated = &durable.Waiter{Redis: o.Redis}
 		ledger.WaitForReplicas(replicated)
 	}
-	// Concurrent enqueues share round trips to Redis (queue.Batched).
-	tasks := asynq.NewClientFromRedisClient(queue.Batched(o.Redis))
+	tasks := asynq.NewClientFromRedisClient(o.Redis)
+	// The routes' concurrent enqueues share round trips (queue.Batched).
+	// The worker's do not: a round carries no caller's context, which the
+	// ledger's held status saves go by (runs.HoldStatusSaves).
+	intakeTasks := asynq.NewClientFromRedisClient(queue.Batched(o.Redis))
 	if o.DashboardEvery <= 0 {
 		o.DashboardEvery = 15 * time.Second
 	}
@@ -135,6 +138,7 @@ func NewApp(o Options) (*App, error) {
 		})
 	})
 	mux.Handle(queue.TaskGitHubDelivery, worker)
+	mux.Handle(queue.TaskGitHubDeliveryJSON, worker)
 	refresher := &handlers.SessionRefresher{Base: base}
 	mux.HandleFunc(queue.TaskSessionRefresh, func(ctx context.Context, t *asynq.Task) error {
 		task, err := queue.DecodeRefresh(t.Payload())
@@ -160,7 +164,7 @@ func NewApp(o Options) (*App, error) {
 
 	inspector := asynq.NewInspectorFromRedisClient(o.Redis)
 	unverified := &hook.Budget{}
-	intake := &hook.Intake{Secret: []byte(o.WebhookSecret), Queue: tasks, Inspector: inspector, Events: worker.Events(), Metrics: counters, Unverified: unverified,
+	intake := &hook.Intake{Secret: []byte(o.WebhookSecret), Queue: intakeTasks, Inspector: inspector, Events: worker.Events(), Metrics: counters, Unverified: unverified,
 		Ignored: handlers.Ignored, Replicated: replicated}
 
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -174,10 +178,10 @@ func NewApp(o Options) (*App, error) {
 		if err != nil {
 			return nil, err
 		}
-		routes.Handle("POST /api/"+s.Name+"/hook", &hook.Outside{Source: &s.Source, Secret: set.Secret, Queue: tasks, Metrics: counters, Log: o.Logger, Unverified: unverified, Replicated: replicated})
+		routes.Handle("POST /api/"+s.Name+"/hook", &hook.Outside{Source: &s.Source, Secret: set.Secret, Queue: intakeTasks, Metrics: counters, Log: o.Logger, Unverified: unverified, Replicated: replicated})
 		mux.HandleFunc(s.TaskType(), func(ctx context.Context, t *asynq.Task) error { return s.Handle(ctx, &base, set, t.Payload()) })
 	}
-	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: tasks, Metrics: counters, Logger: o.Logger, Unverified: unverified, Replicated: replicated})
+	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: intakeTasks, Metrics: counters, Logger: o.Logger, Unverified: unverified, Replicated: replicated})
 	status := &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
 		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient}
 	routes.Handle("GET /{$}", status)

@@ -54,7 +54,8 @@ func (w *DeliveryWorker) Events() []string {
 	return out
 }
 
-// ProcessTask implements asynq.Handler for TaskGitHubDelivery.
+// ProcessTask implements asynq.Handler for TaskGitHubDelivery and
+// TaskGitHubDeliveryJSON.
 func (w *DeliveryWorker) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	event, id, body, err := queue.DecodeDelivery(t.Payload())
 	if err != nil {
