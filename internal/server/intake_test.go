@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -142,5 +143,26 @@ func TestABodyReplayedUnderANewDeliveryIDIsDropped(t *testing.T) {
 	w := NewDeliveryWorker(h.redis, nil)
 	if done, firstID, _, err := w.seen(t.Context(), "issues", first, body); err != nil || firstID != first || !done {
 		t.Fatalf("the first delivery seen as done=%v first=%q err=%v", done, firstID, err)
+	}
+}
+
+// A delivery that a version before the compression stored (as JSON, under
+// the old task type) is still handled once this version takes over.
+func TestADeliveryStoredAsJSONByAnOlderVersionIsHandled(t *testing.T) {
+	h := newHarness(t, true)
+	id := testenv.DeliveryID()
+	body := bytes.Replace(testenv.LabeledEvent(t, "flaky", "alice", 7, "test/a_test.exs:1", ""),
+		[]byte(`"action":"labeled"`), []byte(`"action":"unlabeled"`), 1)
+	old := asynq.NewTask(queue.TaskGitHubDeliveryJSON, append([]byte("issues\n"+id+"\n"), body...),
+		asynq.TaskID("gh:"+id), asynq.Queue(queue.QueueGitHub))
+	if _, err := asynq.NewClientFromRedisClient(h.redis).Enqueue(old); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for h.redis.Exists(t.Context(), queue.ProcessedKey(id)).Val() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the delivery stored as JSON was not handled in 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
