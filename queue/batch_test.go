@@ -118,16 +118,39 @@ func TestABatchedDuplicateIsThatCallersAlone(t *testing.T) {
 }
 
 // A script Redis does not know (after a restart or SCRIPT FLUSH) is sent
-// again whole, alone or batched.
+// again whole, alone or batched: each caller here runs a script of its
+// own that Redis has never seen, so every EVALSHA of the round is refused
+// with NOSCRIPT and go-redis's Script.Run sends that caller's EVAL.
 func TestABatchedScriptRedisForgotIsSentAgain(t *testing.T) {
 	rdb := testenv.Redis(t)
-	if err := rdb.ScriptFlush(t.Context()).Err(); err != nil {
-		t.Fatal(err)
+	h := &roundTrips{hold: make(chan struct{})}
+	rdb.AddHook(h)
+	b := Batched(rdb)
+	const n = 10
+	got := make([]any, n)
+	errs := make([]error, n)
+	var started, done sync.WaitGroup
+	for i := range n {
+		started.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			started.Done()
+			script := redis.NewScript(fmt.Sprintf("return %d -- %d", i, time.Now().UnixNano()))
+			got[i], errs[i] = script.Run(t.Context(), b, nil).Result()
+		}()
 	}
-	for i, err := range enqueueAll(t, rdb, &roundTrips{}, 10, func(i int) string { return fmt.Sprintf("noscript-%d", i) }) {
-		if err != nil {
-			t.Fatalf("delivery %d: %v", i, err)
+	started.Wait()
+	time.Sleep(50 * time.Millisecond) // the goroutines past started.Done reach EvalSha
+	close(h.hold)
+	done.Wait()
+	for i := range n {
+		if errs[i] != nil || got[i] != int64(i) {
+			t.Fatalf("script %d: %v, %v", i, got[i], errs[i])
 		}
+	}
+	if h.piped.Load() < 2 {
+		t.Fatalf("no round carried more than one script (%d piped)", h.piped.Load())
 	}
 }
 
