@@ -3,7 +3,6 @@ package evidence
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -169,13 +168,7 @@ func unionOf(list []plugStatement, name string) string {
 // what one requiring was did: the same words, or more (a role or an
 // action added).
 func requiresAll(now, was string) bool {
-	have := strings.Fields(now)
-	for _, w := range strings.Fields(was) {
-		if !slices.Contains(have, w) {
-			return false
-		}
-	}
-	return true
+	return containsAll(strings.Fields(now), strings.Fields(was))
 }
 
 // requirements is what a plug's options require, in a form that does not

@@ -77,20 +77,29 @@ var corpus = map[string]string{
 // files at head from testdata/<name without .diff>.head/ when there is one.
 func reviewSample(t *testing.T, name string) Review {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	return reviewIn(t, "testdata", name, strings.TrimSuffix(name, ".diff")+".head")
+}
+
+// reviewIn reviews root/name with its job's rules (name's first
+// directory), reading the files at head from root/headDir, if any.
+func reviewIn(t *testing.T, root, name, headDir string) Review {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	d, err := ParseDiff(f)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	job := Job(strings.Split(name, "/")[0])
 	head := map[string]string{}
-	dir := filepath.Join("testdata", strings.TrimSuffix(name, ".diff")+".head")
 	for _, path := range HeadReads(d, job) {
-		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path))); err == nil {
+		if headDir == "" {
+			break
+		}
+		if b, err := os.ReadFile(filepath.Join(root, headDir, filepath.FromSlash(path))); err == nil {
 			head[path] = string(b)
 		}
 	}
@@ -184,26 +193,7 @@ func TestTheAdversarialCorpusDoesNotRegress(t *testing.T) {
 	disguises, found, honest, falseConcerns := 0, 0, 0, 0
 	var missed, wrong []string
 	for _, l := range labels {
-		f, err := os.Open(filepath.Join("testdata/adversarial", l.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := ParseDiff(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", l.File, err)
-		}
-		job := Job(strings.Split(l.File, "/")[0])
-		head := map[string]string{}
-		for _, path := range HeadReads(d, job) {
-			if l.Head == "" {
-				break
-			}
-			if c, err := os.ReadFile(filepath.Join("testdata/adversarial", l.Head, filepath.FromSlash(path))); err == nil {
-				head[path] = string(c)
-			}
-		}
-		concern := CheckWithHead(d, job, head).Verdict == VerdictConcern
+		concern := reviewIn(t, "testdata/adversarial", l.File, l.Head).Verdict == VerdictConcern
 		switch {
 		case l.Disguise:
 			disguises++

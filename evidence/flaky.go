@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -87,13 +88,14 @@ func piped(line, name string) bool {
 	return i > 0 && strings.HasSuffix(strings.TrimSpace(line[:i]), "|>")
 }
 
-// longerWaits reports each added line whose wait (read) is longer than
-// the longest of the lines it replaces, or than def when they had none
-// (def -1: any wait on a new line).
-func (c change) longerWaits(read func(line string) (int64, bool), def int64, report func(l Line, old, now int64) Finding) []Finding {
+// longerWaits reports each added line whose value (read: a wait, a
+// tolerance) is larger than the largest of the lines it replaces, or than
+// def when they had none (def -1: any value on a new line; Infinity: only
+// a line that replaces one).
+func longerWaits[T int64 | float64](c change, read func(line string) (T, bool), def T, report func(l Line, old, now T) Finding) []Finding {
 	var out []Finding
 	for _, b := range c.blocks {
-		var before []int64
+		var before []T
 		for _, l := range b.removed {
 			if v, ok := read(l.code); ok {
 				before = append(before, v)
@@ -116,15 +118,11 @@ func (c change) longerWaits(read func(line string) (int64, bool), def int64, rep
 	return out
 }
 
-func largest(vs []int64) (int64, bool) {
+func largest[T int64 | float64](vs []T) (T, bool) {
 	if len(vs) == 0 {
 		return 0, false
 	}
-	m := vs[0]
-	for _, v := range vs[1:] {
-		m = max(m, v)
-	}
-	return m, true
+	return slices.Max(vs), true
 }
 
 // callTimeout finds a call of one of names in line and reads its argument
@@ -237,7 +235,7 @@ func callTimeouts(c change) []Finding {
 	if !c.test {
 		return nil
 	}
-	return c.longerWaits(c.awaitTimeout, defaultCallTimeout, func(l Line, old, now int64) Finding {
+	return longerWaits(c, c.awaitTimeout, defaultCallTimeout, func(l Line, old, now int64) Finding {
 		return c.finding("call-timeout-raised", Concern, l,
 			fmt.Sprintf("the call now waits up to %s (was %s): the test gives a slow or stuck process more time instead of finding why", ms(now), ms(old)))
 	})
@@ -278,7 +276,7 @@ func tagTimeouts(c change) []Finding {
 		}
 		return 0, false
 	}
-	return c.longerWaits(read, defaultTestTimeout, func(l Line, old, now int64) Finding {
+	return longerWaits(c, read, defaultTestTimeout, func(l Line, old, now int64) Finding {
 		return c.finding("test-timeout-raised", Concern, l, fmt.Sprintf("the test may now run for %s (was %s): more time, not a fix", ms(now), ms(old)))
 	})
 }

@@ -62,9 +62,10 @@ var (
 
 // weakenedAssertions: an assertion replaced by a looser one: == turned
 // into a match, a comparison or truthiness, or a pattern given more
-// wildcards, unless the new pattern pins the test's own values. Each removed assertion is compared with the added one most
-// like it (same macro, most names in common), so unrelated new
-// assertions are not read as replacements.
+// wildcards, unless the new pattern pins the test's own values. Each
+// removed assertion is compared with the added one most like it (same
+// macro, most names in common), so unrelated new assertions are not read
+// as replacements.
 func weakenedAssertions(c change) []Finding {
 	if !c.test {
 		return nil

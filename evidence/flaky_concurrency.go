@@ -69,7 +69,7 @@ func concurrencyReduced(c change) []Finding {
 			continue
 		}
 		was, now := c.racers(b.removed), c.racers(b.added)
-		if was > 0 && now > 0 && now < was {
+		if len(still) > 0 && was > 0 && now > 0 && now < was {
 			out = append(out, c.finding("concurrency-reduced", Concern, still[0], fmt.Sprintf("the test races %d instead of %d: fewer at once makes the flake rarer, not fixed", now, was)))
 		}
 	}

@@ -55,12 +55,12 @@ const defaultReceiveTimeout = 100
 func receiveTimeouts(c change) []Finding {
 	var out []Finding
 	slept := c.sleptBefore()
-	type read struct {
+	type reading struct {
 		macro string
 		v     int64
 		ok    bool
 	}
-	seen := map[string]read{} // each line is read once, not once per macro
+	seen := map[string]reading{} // each line is read once, not once per macro
 	for _, m := range receiveMacros {
 		read := func(line string) (int64, bool) {
 			r, done := seen[line]
@@ -73,7 +73,7 @@ func receiveTimeouts(c change) []Finding {
 			}
 			return 0, false
 		}
-		out = append(out, c.longerWaits(read, defaultReceiveTimeout, func(l Line, old, now int64) Finding {
+		out = append(out, longerWaits(c, read, defaultReceiveTimeout, func(l Line, old, now int64) Finding {
 			if now <= slept[l.New] {
 				return Finding{} // waits for the message where a sleep waited blindly
 			}
@@ -193,7 +193,7 @@ func receiveAfters(c change) []Finding {
 		}
 		return 0, false
 	}
-	return append(out, c.longerWaits(read, Infinity, func(l Line, old, now int64) Finding {
+	return append(out, longerWaits(c, read, Infinity, func(l Line, old, now int64) Finding {
 		return c.finding("receive-timeout-raised", Concern, l, fmt.Sprintf("the receive now waits up to %s (was %s): waiting longer for the message hides why it is late", ms(now), ms(old)))
 	})...)
 }

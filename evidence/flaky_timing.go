@@ -2,8 +2,8 @@ package evidence
 
 import (
 	"fmt"
+	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,26 +25,10 @@ func deltaSlack(c change) []Finding {
 		}
 		return 0, false
 	}
-	var out []Finding
-	for _, b := range c.blocks {
-		var before []float64
-		for _, l := range b.removed {
-			if v, ok := delta(l.code); ok {
-				before = append(before, v)
-			}
-		}
-		for _, l := range b.added {
-			v, ok := delta(l.code)
-			if !ok || len(before) == 0 {
-				continue
-			}
-			old := slices.Max(before)
-			if v > old {
-				out = append(out, c.finding("bound-loosened", Concern, l, fmt.Sprintf("the tolerance grew from %s to %s: the check accepts more, the flake is hidden", fmtNumber(old), fmtNumber(v))))
-			}
-		}
-	}
-	return out
+	// Only a delta that replaces one is compared.
+	return longerWaits(c, delta, math.Inf(1), func(l Line, old, now float64) Finding {
+		return c.finding("bound-loosened", Concern, l, fmt.Sprintf("the tolerance grew from %s to %s: the check accepts more, the flake is hidden", fmtNumber(old), fmtNumber(now)))
+	})
 }
 
 // number reads a literal, integer or float, or a timeout expression.

@@ -121,7 +121,8 @@ var (
 // timeout injected where there was none (busy_timeout: 10_000): the race
 // is given more time, not fixed.
 func timerOptions(c change) []Finding {
-	if !c.test && !testConfig(c.path) && !c.testEnvConfig() {
+	config := testConfig(c.path) || c.testEnvConfig()
+	if !c.test && !config {
 		return nil
 	}
 	// What the file had, wherever in it: an option moved within the file
@@ -140,7 +141,7 @@ func timerOptions(c change) []Finding {
 			switch {
 			case had && (v > old || isRate(k) && v != old):
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %s to %s: the race is given more time, not fixed", k, ms(old), ms(v))))
-			case !had && (testConfig(c.path) || c.testEnvConfig()) && (!known || v > def):
+			case !had && config && (!known || v > def):
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s: %s is added to the tests' configuration: a longer wait for every test, not a fix", k, ms(v))))
 			}
 		}
@@ -270,7 +271,7 @@ func pollTimeouts(c change) []Finding {
 	}
 	// Only a call that replaces one is compared: a new poll, with whatever
 	// time, is how a fixed sleep should be replaced.
-	return c.longerWaits(read, Infinity, func(l Line, old, now int64) Finding {
+	return longerWaits(c, read, Infinity, func(l Line, old, now int64) Finding {
 		return c.finding("wait-default-raised", Concern, l, fmt.Sprintf("the wait now lasts up to %s: a longer wait for the condition, not a fix", ms(now)))
 	})
 }

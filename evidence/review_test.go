@@ -169,6 +169,9 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		{"a new float delta", JobFlaky, hunk("test/a_test.exs", "-    assert ratio == 0.5", "+    assert_in_delta ratio, 0.5, 0.001")},
 		{"a bound on another value", JobFlaky, hunk("test/a_test.exs", "-    assert elapsed < 150", "+    assert duration < 150")},
 		{"a timer shortened", JobFlaky, hunk("test/a_test.exs", "-    start_supervised!({Buffer, flush_ms: 100})", "+    start_supervised!({Buffer, flush_ms: 10})")},
+		// A task and the sleep that waited for it, made a direct call over a
+		// smaller range: no racer is left to count (this once panicked).
+		{"tasks and their sleep made a smaller direct loop", JobFlaky, hunk("test/a_test.exs", "-    tasks = Enum.map(1..10, fn i -> Task.async(fn -> bump(i) end) end)", "-    Process.sleep(100)", "+    Enum.each(1..5, &bump/1)")},
 		{"a timeout in library code", JobFlaky, hunk("lib/hexpm/store.ex", "-    Req.get(url, receive_timeout: 5_000)", "+    Req.get(url, receive_timeout: 15_000)")},
 		{"a concurrent test given more workers", JobFlaky, hunk("test/a_test.exs", "-    |> Task.async_stream(&run/1, max_concurrency: 2)", "+    |> Task.async_stream(&run/1, max_concurrency: 8)")},
 		{"a plug reformatted over lines", JobAlert, "--- a/lib/hexpm_web/controllers/api/key_controller.ex\n+++ b/lib/hexpm_web/controllers/api/key_controller.ex\n@@ -1,3 +1,5 @@\n" +
