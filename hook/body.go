@@ -2,6 +2,7 @@ package hook
 
 import (
 	"iter"
+	"math/bits"
 	"strconv"
 )
 
@@ -12,7 +13,6 @@ import (
 // the same reading for its own check that the body is an object.
 type Body struct {
 	raw     []byte
-	shape   *Shape
 	scanned bool
 	view    View
 }
@@ -21,7 +21,7 @@ type Body struct {
 func NewBody(raw []byte) *Body { return &Body{raw: raw} }
 
 func (b *Body) reset(raw []byte) {
-	b.raw, b.shape, b.scanned = raw, nil, false
+	b.raw, b.scanned = raw, false
 	b.view.body = nil
 }
 
@@ -30,12 +30,12 @@ func (b *Body) reset(raw []byte) {
 // Shape than the first's panics, and nil takes whatever reading was made.
 func (b *Body) Scan(s *Shape) *View {
 	if b.scanned {
-		if s != nil && s != b.shape {
+		if s != nil && s != b.view.shape {
 			panic("hook: one body scanned for two shapes")
 		}
 		return &b.view
 	}
-	b.scanned, b.shape = true, s
+	b.scanned = true
 	b.view.scan(b.raw, s)
 	return &b.view
 }
@@ -50,17 +50,15 @@ type View struct {
 	shape *Shape
 	valid bool
 	fits  bool
-	kind  byte
 	slots [MaxPaths]slot
 }
 
 type span struct{ from, to int }
 
-// slot holds one path's values: their count since the last reset, the
-// first and any others, the last that was not null (until an enclosing
+// slot holds one path's values: the first since the last reset (zero for
+// none) and any others, the last that was not null (until an enclosing
 // object's reset), and whether one did not fit the path's type.
 type slot struct {
-	n       int
 	first   span
 	rest    []span
 	nonNull span
@@ -75,8 +73,15 @@ func (v *View) Valid() bool { return v.valid }
 func (v *View) Object() bool { return v.valid && v.body[0] == '{' }
 
 // Kind is the first byte of the body's value, past any spaces: '{', '[',
-// '"', 't', 'f', 'n', or a number's first.
-func (v *View) Kind() byte { return v.kind }
+// '"', 't', 'f', 'n', or a number's first (0 for none).
+func (v *View) Kind() byte {
+	j := jsonValidator{b: v.body}
+	j.skipSpace()
+	if j.i < len(j.b) {
+		return j.b[j.i]
+	}
+	return 0
+}
 
 // Fits reports whether json.Unmarshal of the body into the Shape's type
 // would return no error (with no Shape: Valid).
@@ -86,10 +91,7 @@ func (v *View) Fits() bool { return v.fits }
 // field holds it (nil for none); it may alias the body: not to be kept.
 func (v *View) Last(path string) []byte {
 	s := &v.slots[v.index(path)]
-	switch {
-	case s.n == 0:
-		return nil
-	case len(s.rest) > 0:
+	if len(s.rest) > 0 {
 		return v.raw(s.rest[len(s.rest)-1])
 	}
 	return v.raw(s.first)
@@ -104,7 +106,7 @@ func (v *View) Kept(path string) []byte { return v.raw(v.slots[v.index(path)].no
 func (v *View) All(path string) iter.Seq[[]byte] {
 	s := &v.slots[v.index(path)]
 	return func(yield func([]byte) bool) {
-		if s.n == 0 || !yield(v.raw(s.first)) {
+		if s.first.to == 0 || !yield(v.raw(s.first)) {
 			return
 		}
 		for _, r := range s.rest {
@@ -158,15 +160,11 @@ func (v *View) scan(b []byte, s *Shape) {
 	for i := range v.slots {
 		v.slots[i] = slot{rest: v.slots[i].rest[:0]}
 	}
-	v.body, v.shape, v.kind = b, s, 0
+	v.body, v.shape = b, s
 	sc := scanner{jsonValidator: jsonValidator{b: b}, view: v}
 	root, t := skipNode, (*trie)(nil)
 	if s != nil {
 		root, t = s.root, s.trie
-	}
-	sc.skipSpace()
-	if sc.i < len(b) {
-		v.kind = b[sc.i]
 	}
 	ok := sc.value(0, root, t)
 	sc.skipSpace()
@@ -180,12 +178,12 @@ func (v *View) record(t *trie, n *node, at span, bad bool) {
 	null := v.body[at.from] == 'n'
 	if null && n.nilable {
 		for below := t.below; below != 0; below &= below - 1 {
-			i := bitIndex(below)
+			i := bits.TrailingZeros32(below)
 			v.slots[i] = slot{rest: v.slots[i].rest[:0], bad: v.slots[i].bad}
 		}
 		if t.slot >= 0 {
 			s := &v.slots[t.slot]
-			s.n, s.rest = 0, s.rest[:0]
+			s.first, s.rest = span{}, s.rest[:0]
 		}
 	}
 	if t.slot < 0 {
@@ -196,20 +194,10 @@ func (v *View) record(t *trie, n *node, at span, bad bool) {
 	if null {
 		return
 	}
-	if s.n == 0 {
+	if s.first.to == 0 {
 		s.first = at
 	} else {
 		s.rest = append(s.rest, at)
 	}
-	s.n++
 	s.nonNull = at
-}
-
-func bitIndex(x uint32) int {
-	i := 0
-	for x&1 == 0 {
-		x >>= 1
-		i++
-	}
-	return i
 }

@@ -116,26 +116,3 @@ func FuzzIsJSONObject(f *testing.F) {
 		}
 	})
 }
-
-// BenchmarkIsJSONObject compares the check with encoding/json.Valid on a
-// real issues.labeled delivery.
-func BenchmarkIsJSONObject(b *testing.B) {
-	payload, err := os.ReadFile("../testdata/webhooks/issues.labeled.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("fast", func(b *testing.B) {
-		b.SetBytes(int64(len(payload)))
-		var body Body
-		for b.Loop() {
-			body.reset(payload)
-			body.Scan(nil).Object()
-		}
-	})
-	b.Run("encoding-json", func(b *testing.B) {
-		b.SetBytes(int64(len(payload)))
-		for b.Loop() {
-			json.Valid(payload)
-		}
-	})
-}

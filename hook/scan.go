@@ -77,12 +77,9 @@ func (s *scanner) value(depth int, n *node, t *trie) bool {
 // mismatch counts a value that is not of n's kind as an error, unless n
 // is an Unmarshaler that takes it.
 func (s *scanner) mismatch(n *node, raw []byte) {
-	if n.kind == kindCustom {
-		if n.takes(raw) {
-			return
-		}
+	if n.kind != kindCustom || !n.takes(raw) {
+		s.errs++
 	}
-	s.errs++
 }
 
 // numberFits is encoding/json's literalStore for a number.
@@ -107,10 +104,7 @@ func numberFits(n *node, raw []byte) bool {
 // object checks a struct's object from its '{': each member by the field
 // its key takes, recording the values of t's paths.
 func (s *scanner) object(depth int, fs *fields, t *trie) bool {
-	s.i++
-	s.skipSpace()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	if s.open('}') {
 		return true
 	}
 	for {
@@ -153,10 +147,7 @@ func (s *scanner) object(depth int, fs *fields, t *trie) bool {
 // members checks a map's (or an interface's) object from its '{': every
 // value an elem.
 func (s *scanner) members(depth int, elem *node) bool {
-	s.i++
-	s.skipSpace()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
+	if s.open('}') {
 		return true
 	}
 	for {
@@ -180,10 +171,7 @@ func (s *scanner) members(depth int, elem *node) bool {
 
 // elements checks an array from its '[': every element an elem.
 func (s *scanner) elements(depth int, elem *node) bool {
-	s.i++
-	s.skipSpace()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
+	if s.open(']') {
 		return true
 	}
 	for {
@@ -194,22 +182,4 @@ func (s *scanner) elements(depth int, elem *node) bool {
 			return ok
 		}
 	}
-}
-
-// next reads what follows a member or an element: a ',' before another
-// (more), or the closing bracket (ok).
-func (s *scanner) next(closing byte) (more, ok bool) {
-	s.skipSpace()
-	if s.i >= len(s.b) {
-		return false, false
-	}
-	switch s.b[s.i] {
-	case ',':
-		s.i++
-		return true, true
-	case closing:
-		s.i++
-		return false, true
-	}
-	return false, false
 }

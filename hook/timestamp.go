@@ -28,7 +28,7 @@ func timestampTakes(raw []byte) bool {
 		if _, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 			return true
 		}
-	} else if len(raw) == 22 && string(raw[0:1]) == `"` && raw[5] == '-' && raw[8] == '-' && raw[11] == 'T' && raw[14] == ':' && raw[17] == ':' &&
+	} else if len(raw) == 22 && raw[0] == '"' && raw[5] == '-' && raw[8] == '-' && raw[11] == 'T' && raw[14] == ':' && raw[17] == ':' &&
 		string(raw[20:]) == `Z"` {
 		y, mo, d := digits(raw[1:5]), digits(raw[6:8]), digits(raw[9:11])
 		h, mi, s := digits(raw[12:14]), digits(raw[15:17]), digits(raw[18:20])
