@@ -22,7 +22,7 @@ const MaxDeliveryBody = 5 << 20
 // (TaskGitHubDeliveryJSON). No JSON body starts with a NUL byte, so
 // DecodeDelivery reads either.
 //
-// Compressing costs the intake about 10 µs for a 14 KB delivery and saves
+// Compressing costs the intake about 11 µs for a 14 KB delivery and saves
 // Redis more than three times that, since Redis copies the task several
 // times on its way into the hash (docs/performance.md); the retained
 // deliveries also take a fifth of the memory.
