@@ -56,10 +56,20 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // and returns each one's error.
 func enqueueAll(t *testing.T, rdb *redis.Client, h *roundTrips, n int, id func(i int) string) []error {
 	t.Helper()
-	h.hold = make(chan struct{})
-	rdb.AddHook(h)
 	q := asynq.NewClientFromRedisClient(Batched(rdb))
 	errs := make([]error, n)
+	atOnce(rdb, h, n, func(i int) {
+		_, errs[i] = q.EnqueueContext(t.Context(), DeliveryTask(id(i), AppendDelivery(nil, "issues", id(i), []byte(`{"action":"labeled"}`))))
+	})
+	return errs
+}
+
+// atOnce runs call(0) to call(n-1) on goroutines of their own, with h
+// on rdb holding the first script sent until all have started, so that
+// the others gather behind it.
+func atOnce(rdb *redis.Client, h *roundTrips, n int, call func(i int)) {
+	h.hold = make(chan struct{})
+	rdb.AddHook(h)
 	var started, done sync.WaitGroup
 	for i := range n {
 		started.Add(1)
@@ -67,14 +77,13 @@ func enqueueAll(t *testing.T, rdb *redis.Client, h *roundTrips, n int, id func(i
 		go func() {
 			defer done.Done()
 			started.Done()
-			_, errs[i] = q.EnqueueContext(t.Context(), DeliveryTask(id(i), AppendDelivery(nil, "issues", id(i), []byte(`{"action":"labeled"}`))))
+			call(i)
 		}()
 	}
 	started.Wait()
 	time.Sleep(50 * time.Millisecond) // the goroutines past started.Done reach EvalSha
 	close(h.hold)
 	done.Wait()
-	return errs
 }
 
 // Deliveries stored at once share round trips, and each is stored.
@@ -123,27 +132,15 @@ func TestABatchedDuplicateIsThatCallersAlone(t *testing.T) {
 // with NOSCRIPT and go-redis's Script.Run sends that caller's EVAL.
 func TestABatchedScriptRedisForgotIsSentAgain(t *testing.T) {
 	rdb := testenv.Redis(t)
-	h := &roundTrips{hold: make(chan struct{})}
-	rdb.AddHook(h)
+	h := &roundTrips{}
 	b := Batched(rdb)
 	const n = 10
 	got := make([]any, n)
 	errs := make([]error, n)
-	var started, done sync.WaitGroup
-	for i := range n {
-		started.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			started.Done()
-			script := redis.NewScript(fmt.Sprintf("return %d -- %d", i, time.Now().UnixNano()))
-			got[i], errs[i] = script.Run(t.Context(), b, nil).Result()
-		}()
-	}
-	started.Wait()
-	time.Sleep(50 * time.Millisecond) // the goroutines past started.Done reach EvalSha
-	close(h.hold)
-	done.Wait()
+	atOnce(rdb, h, n, func(i int) {
+		script := redis.NewScript(fmt.Sprintf("return %d -- %d", i, time.Now().UnixNano()))
+		got[i], errs[i] = script.Run(t.Context(), b, nil).Result()
+	})
 	for i := range n {
 		if errs[i] != nil || got[i] != int64(i) {
 			t.Fatalf("script %d: %v, %v", i, got[i], errs[i])

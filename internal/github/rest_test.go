@@ -27,12 +27,7 @@ func TestEditingAMovedOrDeletedIssueSaysItIsGone(t *testing.T) {
 	mux.HandleFunc("PATCH /repos/a/b/issues/7", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"number":7,"repository_url":"https://api.github.com/repos/A/B","body":"new"}`))
 	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	c := gogithub.NewClient(nil)
-	c.BaseURL, _ = url.Parse(srv.URL + "/")
-	g := &restGitHub{c: c}
-	repo := Repo{"a", "b"}
+	g, repo := restOn(t, mux), Repo{"a", "b"}
 	for n, want := range map[int]error{5: ErrIssueGone, 6: ErrIssueGone, 7: nil} {
 		if err := g.EditIssueBody(context.Background(), repo, n, "new"); !errors.Is(err, want) {
 			t.Errorf("#%d: %v, want %v", n, err, want)
@@ -55,12 +50,7 @@ func TestFileAtReadsOneFileAtARef(t *testing.T) {
 	mux.HandleFunc("GET /repos/a/b/contents/test", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`[{"type":"file","path":"test/a_test.exs"}]`))
 	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	c := gogithub.NewClient(nil)
-	c.BaseURL, _ = url.Parse(srv.URL + "/")
-	g := &restGitHub{c: c}
-	repo := Repo{"a", "b"}
+	g, repo := restOn(t, mux), Repo{"a", "b"}
 	if got, err := g.FileAt(context.Background(), repo, "test/a_test.exs", "abc123"); err != nil || got != "use A.Case\nok\n" || len(refs) != 1 || refs[0] != "abc123" {
 		t.Fatalf("FileAt = %q, %v (refs %v)", got, err, refs)
 	}
@@ -69,4 +59,13 @@ func TestFileAtReadsOneFileAtARef(t *testing.T) {
 			t.Errorf("%s: %v, want %v", path, err, want)
 		}
 	}
+}
+
+// restOn is the REST client on a server of mux's routes.
+func restOn(t *testing.T, mux *http.ServeMux) *restGitHub {
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := gogithub.NewClient(nil)
+	c.BaseURL, _ = url.Parse(srv.URL + "/")
+	return &restGitHub{c: c}
 }
