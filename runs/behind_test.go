@@ -186,6 +186,7 @@ func TestASecondHeldBackSaveSendsTheFirst(t *testing.T) {
 	rdb := testenv.Redis(t)
 	l := NewLedger(rdb)
 	first, second := Subject{Repo: "hexpm/hexpm", Issue: 29}, Subject{Repo: "hexpm/hexpm", Issue: 30}
+	loadScripts(t, rdb)
 	for _, lost := range []bool{false, true} {
 		for _, s := range []Subject{first, second} {
 			if err := l.SaveStatus(context.Background(), s, Status{}); err != nil {

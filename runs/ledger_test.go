@@ -475,3 +475,19 @@ func TestACachedValueReadAheadCostsNoRoundTripUntilItChanges(t *testing.T) {
 		t.Fatal("after Uncache: still cached")
 	}
 }
+
+// loadScripts loads the ledger's scripts into rdb, for a test that counts
+// round trips: a Redis that has not seen a script answers its first
+// EVALSHA with NOSCRIPT, and one more round trip sends its body (tested in
+// TestRunScriptsRunsAScriptTheRedisHasNotLoaded). Without it the count
+// depends on what ran on that Redis before.
+func loadScripts(t *testing.T, rdb redis.Scripter) {
+	t.Helper()
+	for _, s := range []*redis.Script{lockStatusScript, unlockUnmarkScript, saveUnlockScript, unlockScript, renewScript,
+		recordDeliveryScript, claimScript, bySessionScript, saveDashboardScript, lockPullScript, reserveIssueScript,
+		updateScript, sightingScript, flakyTestsScript} {
+		if err := s.Load(context.Background(), rdb).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -144,6 +144,7 @@ func TestALockedPullsWriteReleasesItsLock(t *testing.T) {
 	if n, _ := rdb.Exists(ctx, lockKey).Result(); n != 1 {
 		t.Fatal("a refused change released the lock")
 	}
+	loadScripts(t, rdb)
 	counter := &commandCount{}
 	rdb.AddHook(counter)
 	updated, err := locked.Update(ctx, locked.Run, func(r *Run) error { r.PR = &Pull{Number: 7, State: PullOpen}; return nil })

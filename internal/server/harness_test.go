@@ -71,7 +71,7 @@ func newHarness(t testing.TB, startWorker bool, tune ...func(*Options)) *harness
 		WebhookSecret: testWebhookSecret, RushWebhookSecret: testRushSecret, AppSlug: "pitcrew",
 		ClientCreator: githubapp.NewClientCreator(h.gh.URL+"/", h.gh.URL+"/api/graphql", 1, testenv.AppKeyPEM(t),
 			githubapp.WithTransport(&github.RetryTransport{BaseDelay: time.Millisecond})),
-		Redis: h.redis, Sandbox: sb, Logger: zerolog.New(h.logs),
+		Redis: h.redis, EmbeddedRedis: testenv.RedisIsEmbedded(), Sandbox: sb, Logger: zerolog.New(h.logs),
 		Concurrency: 8, PollInterval: 20 * time.Millisecond, ShutdownTimeout: 500 * time.Millisecond,
 		Schedule: queue.Schedule{SweepEvery: time.Hour, ReconcileEvery: time.Hour},
 	}

@@ -36,7 +36,7 @@ func TestAWebhookIsAcknowledgedOnlyOnceAReplicaHasIt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	h := newHarness(t, false, func(o *Options) { o.Redis = rdb })
+	h := newHarness(t, false, func(o *Options) { o.Redis, o.EmbeddedRedis = rdb, false })
 	ready := func() (int, string) {
 		resp, err := http.Get(h.server.URL + "/readyz")
 		if err != nil {

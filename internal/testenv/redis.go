@@ -11,6 +11,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// RedisIsEmbedded says whether Redis returns an in-process miniredis
+// (REDIS_URL unset), as pitcrew runs with REDIS_URL unset: an app built on
+// it in a test is to be told so (server.Options.EmbeddedRedis), as
+// cmd/pitcrew tells it, since miniredis answers no INFO replication.
+func RedisIsEmbedded() bool { return os.Getenv("REDIS_URL") == "" }
+
 // Redis returns a client on an empty Redis database that belongs to the
 // test until it ends. With REDIS_URL set (as in CI) it is one of databases
 // 1–15 of that server, leased through a key in database 0 so test binaries
@@ -18,7 +24,7 @@ import (
 func Redis(t testing.TB) *redis.Client {
 	t.Helper()
 	url := os.Getenv("REDIS_URL")
-	if url == "" {
+	if RedisIsEmbedded() {
 		m := miniredis.RunT(t)
 		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		t.Cleanup(func() { c.Close() })
