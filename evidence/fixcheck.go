@@ -78,7 +78,7 @@ func CheckFix(m *Measured, seed int64, needed int) FixCheck {
 		note("%d runs on the head of the %d asked for", c.AfterRuns, needed)
 	}
 	if m.Truncated {
-		note("the log is longer than pitcrew reads (%d MiB): it was counted up to there", maxRunLogBytes>>20)
+		note("the log is longer than pitcrew reads: it was counted up to there, and what follows was not read")
 	}
 	return c
 }

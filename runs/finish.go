@@ -172,6 +172,9 @@ func (f *Finisher) storeReport(ctx context.Context, runID string, ses sandbox.Se
 			continue
 		}
 		report, err := f.Sandbox.Download(ctx, a.URL)
+		if errors.Is(err, sandbox.ErrArtifactCut) {
+			report, err = append(report, "\n\n(pitcrew: the report is longer than it reads, and is cut here.)\n"...), nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -192,6 +195,10 @@ func (f *Finisher) readRunLog(ctx context.Context, ses sandbox.Session, name str
 			continue
 		}
 		log, err := f.Sandbox.Download(ctx, a.URL)
+		cut := errors.Is(err, sandbox.ErrArtifactCut)
+		if cut {
+			err = nil // counted up to the cut, and said so (Measured.Truncated)
+		}
 		if sandbox.IsPermanent(err) {
 			zerolog.Ctx(ctx).Warn().Err(err).Msg("the run's evidence log could not be downloaded")
 			return nil, nil
@@ -203,6 +210,7 @@ func (f *Finisher) readRunLog(ctx context.Context, ses sandbox.Session, name str
 		if err != nil {
 			return nil, nil
 		}
+		m.Truncated = m.Truncated || cut
 		return &m, nil
 	}
 	return nil, nil

@@ -13,10 +13,15 @@ import (
 // MaxArtifact bounds an artifact download.
 const MaxArtifact = 8 << 20
 
+// ErrArtifactCut comes with the first MaxArtifact bytes of an artifact
+// that is longer: a reader must say the rest was not read.
+var ErrArtifactCut = fmt.Errorf("the artifact is longer than pitcrew reads (%d MiB): cut there", MaxArtifact>>20)
+
 // Download fetches an artifact listed by a session read. The API key goes
 // only to the sandbox API's own origin (scheme, host and port), and only
 // what that origin serves is returned: an artifact URL elsewhere, or a
 // redirect elsewhere, is refused rather than handed the key or trusted.
+// An artifact over MaxArtifact comes back cut, with ErrArtifactCut.
 func (c *Client) Download(ctx context.Context, artifactURL string) ([]byte, error) {
 	base, err := url.Parse(c.cfg.BaseURL)
 	if err != nil {
@@ -34,7 +39,7 @@ func (c *Client) Download(ctx context.Context, artifactURL string) ([]byte, erro
 			}
 		}
 		out, err = c.download(ctx, u.String(), base)
-		if err == nil || IsPermanent(err) {
+		if err == nil || IsPermanent(err) || errors.Is(err, ErrArtifactCut) {
 			return out, err
 		}
 	}
@@ -71,7 +76,7 @@ func (c *Client) download(ctx context.Context, u string, base *url.URL) ([]byte,
 	case resp.StatusCode == http.StatusOK:
 		data, err := io.ReadAll(io.LimitReader(resp.Body, MaxArtifact+1))
 		if err == nil && len(data) > MaxArtifact {
-			data = data[:MaxArtifact]
+			return data[:MaxArtifact], ErrArtifactCut
 		}
 		return data, err
 	case resp.StatusCode == 429 || resp.StatusCode >= 500:

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -89,5 +90,25 @@ func TestDownloadNeverLeavesTheSandboxOrigin(t *testing.T) {
 	}
 	if elsewhere.gotKeys+otherPort.gotKeys != 0 {
 		t.Fatalf("the API key reached another origin %d times", elsewhere.gotKeys+otherPort.gotKeys)
+	}
+}
+
+// An artifact longer than pitcrew reads comes back cut, and says so: a
+// reader never takes its first 8 MiB for the whole.
+func TestAnArtifactOverTheCapComesBackCutAndSaysSo(t *testing.T) {
+	for _, size := range []int{sandbox.MaxArtifact, sandbox.MaxArtifact + 1, sandbox.MaxArtifact + 5<<20} {
+		srv := newKeyWatcher(t, strings.Repeat("x", size))
+		c, err := sandbox.NewClient(sandbox.Config{BaseURL: srv.URL, Org: "o", APIKey: "k", BaseDelay: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := c.Download(context.Background(), srv.URL+"/a/pitcrew-evidence.log")
+		cut := size > sandbox.MaxArtifact
+		if len(data) != min(size, sandbox.MaxArtifact) || errors.Is(err, sandbox.ErrArtifactCut) != cut || !cut && err != nil {
+			t.Fatalf("%d bytes: got %d, %v", size, len(data), err)
+		}
+		if srv.gotKeys != 1 {
+			t.Fatalf("%d bytes: downloaded %d times; a cut artifact is not fetched again", size, srv.gotKeys)
+		}
 	}
 }
