@@ -63,6 +63,10 @@ type Diff struct {
 	Added, Deleted   int
 	TooLarge         bool // a bound was passed: Files holds what was read before it
 	FilesSeen, Lines int  // what was counted up to the bound, for the message
+	// Cut names the first hunk that holds fewer lines than its header
+	// says ("" when every hunk is whole): the diff was cut short, by its
+	// sender or on the way, and the rules did not read all of it.
+	Cut string
 }
 
 // ErrNotADiff means the input holds no file header a unified diff has.
@@ -149,6 +153,8 @@ func ParseDiff(r io.Reader) (Diff, error) {
 				continue
 			}
 			// A hunk shorter than its header said: read on as headers.
+			d.cutAt(cur, oldN, newN)
+			oldLeft, newLeft = 0, 0
 		}
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
@@ -195,12 +201,23 @@ done:
 	if err := sc.Err(); err != nil {
 		return d, fmt.Errorf("reading the diff: %w", err)
 	}
+	if hunk != nil && (oldLeft > 0 || newLeft > 0) && !d.TooLarge {
+		d.cutAt(cur, oldN, newN)
+	}
 	flush()
 	d.Lines = d.Added + d.Deleted
 	if len(d.Files) == 0 && !d.TooLarge {
 		return d, ErrNotADiff
 	}
 	return d, nil
+}
+
+// cutAt records the first hunk found shorter than its header: in f,
+// ending after line old of the old side and line new of the new one.
+func (d *Diff) cutAt(f *File, old, new int) {
+	if d.Cut == "" && f != nil {
+		d.Cut = fmt.Sprintf("a hunk of %s ends after line %d, before the lines its header announces", f.Path(), max(new, old))
+	}
 }
 
 // scanLinesKeepLong splits lines like bufio.ScanLines but hands an

@@ -115,6 +115,36 @@ func TestADiffPastTheBoundsIsNotChecked(t *testing.T) {
 	}
 }
 
+// A diff that is not all there never reads clean: a hunk shorter than
+// its header (the sender or the way cut it), or only binary files. What
+// was read is still reported.
+func TestADiffNotReadWholeIsNeverClean(t *testing.T) {
+	const sleep = "diff --git a/test/a_test.exs b/test/a_test.exs\n--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,3 +1,4 @@\n test \"x\" do\n+  Process.sleep(100)\n   assert_receive :x\n end\n"
+	for _, c := range []struct {
+		name, diff, notChecked string
+		verdict                Verdict
+	}{
+		{"whole, clean", "--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 2\n y\n", "", VerdictClean},
+		{"whole, a concern", sleep, "", VerdictConcern},
+		{"cut at the end", "--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,9 +1,9 @@\n-x = 1\n+x = 2\n", "not read whole: the diff was cut short (a hunk of test/a_test.exs ends after line 1, before the lines its header announces)", VerdictNote},
+		{"cut before the next file", "--- a/lib/a.ex\n+++ b/lib/a.ex\n@@ -1,4 +1,4 @@\n-x = 1\n+x = 2\n" + sleep, "not read whole: the diff was cut short (a hunk of lib/a.ex ends after line 1, before the lines its header announces)", VerdictConcern},
+		{"cut by a stray line", "--- a/lib/a.ex\n+++ b/lib/a.ex\n@@ -1,4 +1,4 @@\n-x = 1\n<html>\n", "not read whole: the diff was cut short (a hunk of lib/a.ex ends after line 1, before the lines its header announces)", VerdictNote},
+		{"binary only", "diff --git a/priv/a.png b/priv/a.png\nindex 1..2 100644\nBinary files a/priv/a.png and b/priv/a.png differ\n", "not checked: the diff holds only binary files (1), no text to read", VerdictNote},
+		{"binary beside text", "diff --git a/priv/a.png b/priv/a.png\nBinary files a/priv/a.png and b/priv/a.png differ\n" + sleep, "", VerdictConcern},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := ParseDiff(strings.NewReader(c.diff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Check(d, JobFlaky)
+			if r.NotChecked != c.notChecked || r.Verdict != c.verdict {
+				t.Fatalf("%s, %q; want %s, %q (%+v)", r.Verdict, r.NotChecked, c.verdict, c.notChecked, r.Findings)
+			}
+		})
+	}
+}
+
 func FuzzParseDiff(f *testing.F) {
 	f.Add("diff --git a/test/a_test.exs b/test/a_test.exs\n--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,2 +1,3 @@\n test \"x\" do\n+  Process.sleep(100)\n-  assert_receive :x, 100\n+  assert_receive :x, @t\n")
 	f.Add("--- a/lib/router.ex\n+++ b/lib/router.ex\n@@ -1 +1 @@\n-  plug :authorize when action in [:a]\n+  plug :authorize\n")

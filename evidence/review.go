@@ -50,8 +50,10 @@ type Finding struct {
 type Review struct {
 	Verdict  Verdict   `json:"verdict"`
 	Findings []Finding `json:"findings"`
-	// NotChecked says why the diff was not read (too large), with its
-	// counts; the verdict is then a note.
+	// NotChecked says what of the diff was not read and why (too large,
+	// cut short, only binary files, or what GitHub answered instead of
+	// it); the verdict is then never clean. Findings, when any, are
+	// those of the part that was read.
 	NotChecked string `json:"not_checked,omitempty"`
 }
 
@@ -64,9 +66,9 @@ func Check(d Diff, job Job) Review { return CheckWithHead(d, job, nil) }
 // test module touches outside its hunks, reads the whole file.
 func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 	if d.TooLarge {
-		return Review{Verdict: VerdictNote, Findings: []Finding{}, NotChecked: fmt.Sprintf(
+		return Review{}.Unread(fmt.Sprintf(
 			"not checked: too large (%d files, %d changed lines read; the bounds are %d files and %d changed lines)",
-			d.FilesSeen, d.Lines, MaxFiles, MaxChangedLine)}
+			d.FilesSeen, d.Lines, MaxFiles, MaxChangedLine))
 	}
 	rules := flakyRules
 	if job == JobAlert {
@@ -112,7 +114,35 @@ func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 		}
 		r.Verdict = VerdictNote
 	}
+	switch {
+	case d.Cut != "":
+		r = r.Unread("not read whole: the diff was cut short (" + d.Cut + ")")
+	case len(d.Files) > 0 && binaryOnly(d):
+		r = r.Unread(fmt.Sprintf("not checked: the diff holds only binary files (%d), no text to read", len(d.Files)))
+	}
 	return r
+}
+
+// Unread is the review with why part or all of the diff was not read:
+// never clean, whatever the part read showed.
+func (r Review) Unread(why string) Review {
+	r.NotChecked = why
+	if r.Verdict == VerdictClean || r.Verdict == "" {
+		r.Verdict = VerdictNote
+	}
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	return r
+}
+
+func binaryOnly(d Diff) bool {
+	for _, f := range d.Files {
+		if !f.Binary {
+			return false
+		}
+	}
+	return true
 }
 
 // movedKey is a line as moving it keeps it: its code, without

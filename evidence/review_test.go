@@ -123,9 +123,7 @@ func TestRulesOnRealShapedFixes(t *testing.T) {
 // TestWhatTheRulesLeaveAlone: lines that look like a disguise but are not
 // one, each of which a careless rule would flag.
 func TestWhatTheRulesLeaveAlone(t *testing.T) {
-	hunk := func(path string, lines ...string) string {
-		return "--- a/" + path + "\n+++ b/" + path + "\n@@ -1,20 +1,20 @@\n" + strings.Join(lines, "\n") + "\n"
-	}
+	hunk := hunkOf
 	for _, c := range []struct {
 		name string
 		job  Job
@@ -144,7 +142,7 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		{"async turned on", JobFlaky, hunk("test/a_test.exs", "-  use Hexpm.DataCase", "+  use Hexpm.DataCase, async: true")},
 		{"a Task.await at the default", JobFlaky, hunk("test/a_test.exs", "-    Task.await(task, 5000)", "+    Task.await(task)")},
 		{"a plug added", JobAlert, hunk("lib/hexpm_web/controllers/api/key_controller.ex", "+  plug :authorize, [domain: \"api\", resource: \"write\"] when action in [:create]")},
-		{"a plug moved", JobAlert, "--- a/lib/hexpm_web/router.ex\n+++ b/lib/hexpm_web/router.ex\n@@ -1,6 +1,6 @@\n-  plug :fetch_session\n   plug :accepts, [\"html\"]\n+  plug :fetch_session\n"},
+		{"a plug moved", JobAlert, hunk("lib/hexpm_web/router.ex", "-  plug :fetch_session", `   plug :accepts, ["html"]`, "+  plug :fetch_session")},
 		{"authorization code in a test", JobAlert, hunk("test/hexpm/permissions_test.exs", "+    assert Permissions.organization_access(org, user, \"read\")")},
 		{"a default kept, the call reformatted", JobAlert, hunk("lib/hexpm/releases.ex", "-    replace? = Keyword.get(opts, :replace, false)", "+    replace? = Keyword.get(opts,  :replace, false)")},
 		{"an owner check rewritten, not removed", JobAlert, hunk("lib/hexpm/releases.ex", "-    if Packages.owner?(package, user) do", "+    if user && Packages.owner?(package, user) do")},
@@ -174,8 +172,8 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		{"tasks and their sleep made a smaller direct loop", JobFlaky, hunk("test/a_test.exs", "-    tasks = Enum.map(1..10, fn i -> Task.async(fn -> bump(i) end) end)", "-    Process.sleep(100)", "+    Enum.each(1..5, &bump/1)")},
 		{"a timeout in library code", JobFlaky, hunk("lib/hexpm/store.ex", "-    Req.get(url, receive_timeout: 5_000)", "+    Req.get(url, receive_timeout: 15_000)")},
 		{"a concurrent test given more workers", JobFlaky, hunk("test/a_test.exs", "-    |> Task.async_stream(&run/1, max_concurrency: 2)", "+    |> Task.async_stream(&run/1, max_concurrency: 8)")},
-		{"a plug reformatted over lines", JobAlert, "--- a/lib/hexpm_web/controllers/api/key_controller.ex\n+++ b/lib/hexpm_web/controllers/api/key_controller.ex\n@@ -1,3 +1,5 @@\n" +
-			"   use HexpmWeb, :controller\n-  plug :authorize, [domain: \"api\", resource: \"write\"] when action in [:create, :delete]\n+  plug :authorize,\n+       [domain: \"api\", resource: \"write\"]\n+       when action in [:create, :delete]\n"},
+		{"a plug reformatted over lines", JobAlert, hunk("lib/hexpm_web/controllers/api/key_controller.ex",
+			"   use HexpmWeb, :controller", `-  plug :authorize, [domain: "api", resource: "write"] when action in [:create, :delete]`, "+  plug :authorize,", `+       [domain: "api", resource: "write"]`, "+       when action in [:create, :delete]")},
 		{"a function reference qualified", JobAlert, hunk("lib/hexpm_web/controllers/api/repository_controller.ex",
 			`-  plug :authorize, [domain: "api", resource: "read", fun: &organization_access/2] when action in [:show]`,
 			`+  plug :authorize, [domain: "api", resource: "read", fun: &AuthHelpers.organization_access/2] when action in [:show]`)},
@@ -195,9 +193,7 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 // TestDisguisesWrittenOtherwise: the same disguises as the samples, in the
 // other ways Elixir lets them be written.
 func TestDisguisesWrittenOtherwise(t *testing.T) {
-	hunk := func(path string, lines ...string) string {
-		return "--- a/" + path + "\n+++ b/" + path + "\n@@ -1,20 +1,20 @@\n" + strings.Join(lines, "\n") + "\n"
-	}
+	hunk := hunkOf
 	for _, c := range []struct {
 		name, rule string
 		job        Job
@@ -272,9 +268,7 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 // condition, however the project names its helper, is the recommended fix:
 // a note at most, never a concern.
 func TestPollingIsANoteAtMost(t *testing.T) {
-	hunk := func(lines ...string) string {
-		return "--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,20 +1,20 @@\n" + strings.Join(lines, "\n") + "\n"
-	}
+	hunk := func(lines ...string) string { return hunkOf("test/a_test.exs", lines...) }
 	for _, diff := range []string{
 		hunk("-    Process.sleep(500)", "+    wait_until(fn -> Repo.get(Job, id).state == :done end, 5_000)"),
 		hunk("-    :timer.sleep(100)", "-    assert Cache.get(:k) == 1", "+    eventually(fn -> assert Cache.get(:k) == 1 end)"),
@@ -289,4 +283,19 @@ func TestPollingIsANoteAtMost(t *testing.T) {
 			t.Errorf("%s\nis a concern: %+v", diff, r.Findings)
 		}
 	}
+}
+
+// hunkOf is a diff of one hunk of path, its header counting its lines as
+// git would (a hunk shorter than its header is a diff cut short).
+func hunkOf(path string, lines ...string) string {
+	old, new := 0, 0
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "+") {
+			old++
+		}
+		if !strings.HasPrefix(l, "-") {
+			new++
+		}
+	}
+	return fmt.Sprintf("--- a/%s\n+++ b/%s\n@@ -1,%d +1,%d @@\n%s\n", path, path, old, new, strings.Join(lines, "\n"))
 }

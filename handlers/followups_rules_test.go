@@ -41,8 +41,9 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 	for _, c := range []struct {
 		name, reviewer, state, body string
 		inline                      []github.ReviewComment
-		followUps                   int  // the run had before
-		live                        bool // the run is working on a follow-up
+		inlineErr                   error // reading the inline comments answers
+		followUps                   int   // the run had before
+		live                        bool  // the run is working on a follow-up
 		sent                        bool
 		reply                       string
 	}{
@@ -54,12 +55,16 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 		{name: "an approval is no follow-up", reviewer: "alice", state: "approved", body: "/pitcrew thanks"},
 		{name: "a reader", reviewer: "mallory", state: "changes_requested", body: "/pitcrew do it my way", reply: "`mallory` has read access"},
 		{name: "past the cap", reviewer: "alice", state: "changes_requested", body: "/pitcrew again", followUps: 3, reply: "this run had its 3 follow-ups (`followups.max_per_run`)"},
+		{name: "inline comments GitHub will not show, the body asking", reviewer: "alice", state: "changes_requested", body: "/pitcrew keep async: true",
+			inlineErr: githubtest.Answered(404), sent: true},
+		{name: "inline comments GitHub will not show, the body silent", reviewer: "alice", state: "changes_requested", body: "See inline.",
+			inlineErr: githubtest.Answered(403), reply: "could not read the inline comments of the review by `alice` (GitHub answered 403)"},
 		{name: "while the agent works", reviewer: "alice", state: "changes_requested", body: "/pitcrew also this", followUps: 1, live: true, reply: "the agent is still working on this run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"},
 				Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: "1111111111111111111111111111111111111111"}}, Diffs: map[int]string{77: ""},
-				ReviewNotes: map[int64][]github.ReviewComment{500: c.inline}}
+				ReviewNotes: map[int64][]github.ReviewComment{500: c.inline}, ReviewErrs: map[int64]error{500: c.inlineErr}}
 			sb := &startedSessions{}
 			b := ruleBase(t, gh, sb)
 			run := endedFixWithPull(t, b, gh, c.followUps)

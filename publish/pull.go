@@ -22,11 +22,21 @@ func pullLine(r runs.Run) string {
 		return ""
 	}
 	parts := []string{fmt.Sprintf("[PR #%d](%s)", p.Number, p.URL)}
-	if p.State == runs.PullGone {
+	switch p.State {
+	case runs.PullGone:
 		return "\n  - " + parts[0] + " no longer exists."
+	case runs.PullNotOurs:
+		where := "a repository that no longer exists"
+		if p.HeadRepo != "" {
+			where = "another repository, " + Code(p.HeadRepo, 100)
+		}
+		return "\n  - " + parts[0] + " is not the agent's pull request: its head is in " + where +
+			". pitcrew does not check it, verify it or pass its comments to the run."
 	}
-	switch ci := p.CI(); ci {
-	case "":
+	switch ci := p.CI(); {
+	case p.SuitesUnread != "":
+		parts = append(parts, "CI not read ("+Text(p.SuitesUnread, 100)+")")
+	case ci == "":
 		parts = append(parts, "CI not reported yet")
 	default:
 		parts = append(parts, "CI "+ci)
@@ -75,20 +85,23 @@ func followUpLine(r runs.Run) string {
 }
 
 func evidenceWords(v evidence.Verdict, notChecked string, concerns, notes int) string {
-	switch {
-	case notChecked != "":
-		return Text(notChecked, 200)
-	case v == "":
-		return "not read yet"
-	case v == evidence.VerdictClean:
-		return "clean"
-	}
 	var w []string
 	if concerns > 0 {
 		w = append(w, fmt.Sprintf("%d %s", concerns, Plural(concerns, "concern", "concerns")))
 	}
 	if notes > 0 {
 		w = append(w, fmt.Sprintf("%d %s", notes, Plural(notes, "note", "notes")))
+	}
+	switch {
+	case notChecked != "" && len(w) > 0:
+		// What was read, then what was not: a partial read is never clean.
+		return strings.Join(w, ", ") + "; " + Text(notChecked, 200)
+	case notChecked != "":
+		return Text(notChecked, 200)
+	case v == "":
+		return "not read yet"
+	case v == evidence.VerdictClean:
+		return "clean"
 	}
 	return strings.Join(w, ", ")
 }
@@ -120,12 +133,14 @@ func RenderEvidence(job evidence.Job, pr int, r evidence.Review) github.CheckOut
 	switch {
 	case r.NotChecked != "":
 		b.WriteString(Text(r.NotChecked, 300) + ".\n")
+		if len(r.Findings) > 0 {
+			b.WriteString("\nIn the part that was read:\n")
+		}
 	case len(r.Findings) == 0:
 		b.WriteString("Nothing in the diff looks like what the job must not do.\n")
-	default:
-		for _, f := range r.Findings {
-			b.WriteString("- " + findingLine(f) + "\n")
-		}
+	}
+	for _, f := range r.Findings {
+		b.WriteString("- " + findingLine(f) + "\n")
 	}
 	if r.Verdict == evidence.VerdictClean && r.NotChecked == "" {
 		out.Conclusion = "success"

@@ -16,15 +16,21 @@ import (
 // last read of the pull request, of the CI and reviews on its head, and of
 // its diff (evidence).
 type Pull struct {
-	Number   int       `json:"number"`
-	URL      string    `json:"url"`
-	Head     string    `json:"head,omitempty"`
-	Base     string    `json:"base,omitempty"` // the base commit Head was compared with
-	State    string    `json:"state"`          // PullOpen, PullMerged, PullClosed or PullGone
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	Head   string `json:"head,omitempty"`
+	Base   string `json:"base,omitempty"` // the base commit Head was compared with
+	State  string `json:"state"`          // PullOpen, PullMerged, PullClosed, PullGone or PullNotOurs
+	// HeadRepo is, for PullNotOurs, the repository its head is in ("" when
+	// that repository is gone).
+	HeadRepo string    `json:"head_repo,omitempty"`
 	MergedAt time.Time `json:"merged_at,omitzero"`
 	// Suites are the conclusions of the check suites on Head, by
 	// github.SuiteKey ("" while one runs).
 	Suites map[string]string `json:"suites,omitempty"`
+	// SuitesUnread says why Head's check suites could not be read (what
+	// GitHub answered); "" when they were.
+	SuitesUnread string `json:"suites_unread,omitempty"`
 	// Reviews are each reviewer's latest verdict (approved or
 	// changes_requested), by login.
 	Reviews map[string]Review `json:"reviews,omitempty"`
@@ -95,6 +101,9 @@ const (
 	PullMerged = "merged"
 	PullClosed = "closed"
 	PullGone   = "gone" // it no longer exists
+	// PullNotOurs is a pull request the agent named whose head is not in
+	// the run's repository (a fork): not the agent's, so not followed.
+	PullNotOurs = "not_ours"
 )
 
 // MaxPullFindings bounds the findings a run keeps of its pull request's
@@ -291,6 +300,16 @@ func (l *Ledger) pullLocked(h *held, res []string) (LockedPull, error) {
 	locked.Run.subjects = res[5:]
 	return locked, nil
 }
+
+// Unfollow makes pull request number of repo followed by no run, if run
+// runID follows it: its events and comments then reach no run.
+func (l *Ledger) Unfollow(ctx context.Context, repo string, number int, runID string) error {
+	return unfollowScript.Run(ctx, l.rdb, []string{l.pullKey(repo, number)}, runID).Err()
+}
+
+var unfollowScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
 
 // PullRun is the run that opened pull request number of repo; "" when
 // pitcrew follows no run there.

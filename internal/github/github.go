@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	gogithub "github.com/google/go-github/v66/github"
 	"github.com/palantir/go-githubapp/appconfig"
 )
 
@@ -208,6 +209,35 @@ type PullRequest struct {
 	HeadSHA  string
 	HeadRepo string // owner/name the head branch is in (a fork's for a fork)
 	BaseSHA  string // the base branch's commit the head is compared with
+	Author   string // the login of who opened it
+	// Size is what GitHub counts of the change (files, added and deleted
+	// lines), which its diff must hold; nil when GitHub did not say.
+	Size *PullSize
+}
+
+// PullSize is a pull request's change as GitHub counts it.
+type PullSize struct{ Files, Additions, Deletions int }
+
+// ErrPathRefused is a path FileAt does not ask GitHub for: go-github
+// refuses one holding "..", which git allows in a file's name.
+var ErrPathRefused = errors.New("the path holds '..', which pitcrew's GitHub client does not ask for")
+
+// StatusOf is the HTTP status of GitHub's answer err carries, 0 when it
+// carries none (no answer: a timeout, a refused connection).
+func StatusOf(err error) int {
+	var e *gogithub.ErrorResponse
+	if errors.As(err, &e) && e.Response != nil {
+		return e.Response.StatusCode
+	}
+	var limited *gogithub.RateLimitError
+	if errors.As(err, &limited) && limited.Response != nil {
+		return limited.Response.StatusCode
+	}
+	var abuse *gogithub.AbuseRateLimitError
+	if errors.As(err, &abuse) && abuse.Response != nil {
+		return abuse.Response.StatusCode
+	}
+	return 0
 }
 
 // ErrPullGone means the pull request does not exist (any more).

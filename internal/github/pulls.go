@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -102,8 +103,12 @@ func (g *restGitHub) PullRequest(ctx context.Context, repo Repo, number int) (Pu
 	if err != nil {
 		return PullRequest{}, fmt.Errorf("reading %s#%d: %w", repo, number, err)
 	}
-	return PullRequest{Number: pr.GetNumber(), State: pr.GetState(), Merged: pr.GetMerged(), MergedAt: pr.GetMergedAt().Time,
-		HeadSHA: pr.GetHead().GetSHA(), HeadRepo: pr.GetHead().GetRepo().GetFullName(), BaseSHA: pr.GetBase().GetSHA()}, nil
+	out := PullRequest{Number: pr.GetNumber(), State: pr.GetState(), Merged: pr.GetMerged(), MergedAt: pr.GetMergedAt().Time,
+		HeadSHA: pr.GetHead().GetSHA(), HeadRepo: pr.GetHead().GetRepo().GetFullName(), BaseSHA: pr.GetBase().GetSHA(), Author: pr.GetUser().GetLogin()}
+	if pr.ChangedFiles != nil && pr.Additions != nil && pr.Deletions != nil {
+		out.Size = &PullSize{Files: pr.GetChangedFiles(), Additions: pr.GetAdditions(), Deletions: pr.GetDeletions()}
+	}
+	return out, nil
 }
 
 func (g *restGitHub) PullDiff(ctx context.Context, repo Repo, number int) (string, error) {
@@ -127,6 +132,8 @@ func (g *restGitHub) FileAt(ctx context.Context, repo Repo, path, ref string) (s
 	switch {
 	case isStatus(err, http.StatusNotFound):
 		return "", ErrFileGone
+	case errors.Is(err, gogithub.ErrPathForbidden):
+		return "", ErrPathRefused
 	case err != nil:
 		return "", fmt.Errorf("reading %s of %s at %s: %w", path, repo, ref, err)
 	case f == nil:

@@ -109,7 +109,8 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			}
 			got := h.callsSince(before)
 			t.Logf("GitHub calls for the verification's result: %v", got)
-			if got["GET /repos/{owner}/{repo}/pulls/{pull_number}"] != 1 || got["PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"] != 1 || got["PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"] != 1 || len(got) != 3 {
+			// The pull request (its head and what GitHub counts of it), then its diff.
+			if got["GET /repos/{owner}/{repo}/pulls/{pull_number}"] != 2 || got["PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"] != 1 || got["PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"] != 1 || len(got) != 3 {
 				t.Fatalf("GitHub calls for the verification's result: %v", got)
 			}
 

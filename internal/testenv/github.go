@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pitcrew/pitcrew/internal/github/githubtest"
 )
 
 // Request is one call the GitHub fake received.
@@ -89,7 +91,8 @@ type GitHub struct {
 	deliveries   []*Delivery
 	hookURL      string
 	hookSecret   string
-	failures     []failure // answers to give instead of the next calls
+	failures     []failure            // answers to give instead of the next calls
+	opFailures   map[string][]failure // by operation (FailOn)
 }
 
 // NewGitHub starts the fake; it stops with the test.
@@ -100,7 +103,7 @@ func NewGitHub(t testing.TB) *GitHub {
 		t.Fatal(err)
 	}
 	g := &GitHub{t: t, ops: ops, comments: map[int64]*Comment{}, nextID: 1000, files: map[string]string{},
-		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, reactions: map[string]bool{}, reviewNotes: map[int64][]map[string]any{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pulls: map[int]map[string]any{}, diffs: map[int]string{}, headSuites: map[string][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
+		repos: map[string]bool{}, permissions: map[string]string{}, labels: map[string]bool{}, reactions: map[string]bool{}, reviewNotes: map[int64][]map[string]any{}, jobs: map[string][]map[string]any{}, suites: map[int64]int64{}, annotations: map[int64][]map[string]any{}, jobLogs: map[int64]string{}, issues: map[int]map[string]any{}, pullFiles: map[int][]map[string]any{}, pulls: map[int]map[string]any{}, diffs: map[int]string{}, opFailures: map[string][]failure{}, headSuites: map[string][]map[string]any{}, pullsOf: map[string][]map[string]any{}, commitNotes: map[int64]*Comment{}, notInstalled: map[string]bool{}, branches: map[string][]string{}}
 	g.Server = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.Close)
 	return g
@@ -195,10 +198,24 @@ func (g *GitHub) SetPull(number int, head, state string, merged bool, diff strin
 		mergedAt = "2026-12-02T10:00:00Z"
 	}
 	repo := map[string]any{"full_name": "hexpm/hexpm", "name": "hexpm", "owner": map[string]any{"login": "hexpm"}}
+	files, additions, deletions := githubtest.DiffSize(diff)
 	g.pulls[number] = map[string]any{"number": number, "state": state, "merged": merged, "merged_at": mergedAt,
-		"html_url": fmt.Sprintf("https://github.com/hexpm/hexpm/pull/%d", number),
-		"head":     map[string]any{"sha": head, "ref": "pitcrew/fix", "repo": repo}, "base": map[string]any{"sha": BaseSHA, "ref": "main", "repo": repo}}
+		"html_url": fmt.Sprintf("https://github.com/hexpm/hexpm/pull/%d", number), "user": map[string]any{"login": "pitcrew-agent[bot]", "type": "Bot"},
+		"changed_files": files, "additions": additions, "deletions": deletions,
+		"head": map[string]any{"sha": head, "ref": "pitcrew/fix", "repo": repo}, "base": map[string]any{"sha": BaseSHA, "ref": "main", "repo": repo}}
 	g.diffs[number] = diff
+}
+
+// SetPullHeadRepo moves pull request number's head to repository
+// fullName (a fork), or to none ("": its repository was deleted).
+func (g *GitHub) SetPullHeadRepo(number int, fullName string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	head := g.pulls[number]["head"].(map[string]any)
+	head["repo"] = nil
+	if owner, name, ok := strings.Cut(fullName, "/"); ok {
+		head["repo"] = map[string]any{"full_name": fullName, "name": name, "owner": map[string]any{"login": owner}, "fork": true}
+	}
 }
 
 // SetHeadSuite adds a check suite of app on commit sha (conclusion ""
@@ -237,6 +254,28 @@ func (g *GitHub) FailNext(status int, headers map[string]string, times int) {
 	for i := 0; i < times; i++ {
 		g.failures = append(g.failures, failure{status, headers})
 	}
+}
+
+// FailOn makes the next calls of one operation answer status with
+// headers, one call each, whatever comes between: op is the method and
+// path as GitHub's OpenAPI description names them ("POST
+// /repos/{owner}/{repo}/check-runs"), with " (diff)" for a pull request
+// read as a diff.
+func (g *GitHub) FailOn(op string, status int, headers map[string]string, times int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := 0; i < times; i++ {
+		g.opFailures[op] = append(g.opFailures[op], failure{status, headers})
+	}
+}
+
+// SetPullDiff changes only the diff GitHub serves for pull request
+// number, not the change it counts (a diff cut, emptied or replaced on
+// the way).
+func (g *GitHub) SetPullDiff(number int, diff string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.diffs[number] = diff
 }
 
 // SetHook is where, and with which secret, the fake delivers webhooks
@@ -444,6 +483,14 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	p := pathParams(op.Path, r.URL.EscapedPath())
 	g.mu.Lock()
 	g.requests = append(g.requests, Request{Method: r.Method, Path: r.URL.Path, Operation: op.Path, Body: body})
+	key := r.Method + " " + op.Path
+	if strings.Contains(r.Header.Get("Accept"), "diff") {
+		key += " (diff)"
+	}
+	if fs := g.opFailures[key]; len(fs) > 0 {
+		g.failures = append([]failure{fs[0]}, g.failures...)
+		g.opFailures[key] = fs[1:]
+	}
 	if len(g.failures) > 0 && !strings.HasSuffix(op.Path, "/access_tokens") {
 		f := g.failures[0]
 		g.failures = g.failures[1:]

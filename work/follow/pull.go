@@ -17,13 +17,16 @@ import (
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // Follows reports whether run names a pull request of its repository
-// that its job follows and pitcrew does not follow yet.
+// that its job follows and pitcrew does not follow yet, or whose evidence
+// check run an earlier attempt began to create and did not record.
 func Follows(jobs *work.Registry, run runs.Run) bool {
 	followed := jobs.Of(run.Kind).Evidence != "" || len(run.FollowUps) > 0 // a profiling run asked to open its change
-	return run.State.Terminal() && run.PR == nil && followed && weburl.PullNumber(run.PullRequest(), run.Repo) > 0
+	unfinished := run.PR == nil || run.PR.Creating != "" && !run.PR.TakenOver
+	return run.State.Terminal() && unfinished && followed && weburl.PullNumber(run.PullRequest(), run.Repo) > 0
 }
 
 // Next is the number of the pull request an ended run's refresh
@@ -158,11 +161,15 @@ func readLocked(ctx context.Context, b *work.Env, gh github.Client, locked runs.
 			}
 		}
 	}
-	return locked.Update(ctx, run, func(r *runs.Run) error {
+	run, err = locked.Update(ctx, run, func(r *runs.Run) error {
 		p.TakenOver = p.TakenOver || r.PR != nil && r.PR.TakenOver // handed over meanwhile
 		r.PR = &p
 		return nil
 	})
+	if err == nil && p.State == runs.PullNotOurs {
+		err = b.Ledger.Unfollow(ctx, run.Repo, number, run.ID) // its events and comments reach no run
+	}
+	return run, err
 }
 
 // readPull reads the pull request run opened, and, on a head it has not
@@ -178,6 +185,12 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 		return nil, err
 	}
 	switch {
+	case flaky.CommitOrigin{RepoFullName: run.Repo, HeadRepo: pr.HeadRepo}.Ownership() != flaky.Ours:
+		// A fork's head (or one whose repository is gone) is not the
+		// agent's work, whatever its answer says: not checked, verified
+		// or talked to.
+		p.State, p.HeadRepo = runs.PullNotOurs, pr.HeadRepo
+		return nil, nil
 	case pr.Merged:
 		p.State, p.MergedAt = runs.PullMerged, pr.MergedAt
 	case pr.State == "closed":
@@ -190,26 +203,40 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 	}
 	if pr.HeadSHA != p.Head {
 		p.Head, p.Base = pr.HeadSHA, pr.BaseSHA
-		suites, err := gh.HeadSuites(ctx, repo, p.Head)
-		if err != nil {
+		if err := readSuites(ctx, b, gh, repo, p); err != nil {
 			return nil, err
-		}
-		p.Suites = map[string]string{}
-		for k, v := range suites {
-			if !strings.HasPrefix(k, b.AppSlug+"/") && len(p.Suites) < runs.MaxSuites { // pitcrew's own check runs are not the CI
-				p.Suites[k] = v
-			}
 		}
 	}
 	job := b.Jobs.Of(run.Kind).Evidence
 	if job == "" {
 		return nil, nil // a job without reviewer rules: its pull request is followed, its diff not checked
 	}
-	review, err := checkDiff(ctx, gh, repo, p.Number, p.Head, job)
+	review, err := checkDiff(ctx, gh, repo, pr, job)
 	if err != nil {
 		return nil, err
 	}
 	return &review, nil
+}
+
+// readSuites reads the check suites of p's head. One GitHub will not
+// show (or did not show on the task's last try) is said on the pull
+// request instead: the evidence is checked all the same.
+func readSuites(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, p *runs.Pull) error {
+	suites, err := gh.HeadSuites(ctx, repo, p.Head)
+	p.Suites, p.SuitesUnread = map[string]string{}, ""
+	if why := unreadable(ctx, err); why != "" {
+		p.SuitesUnread = why
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for k, v := range suites {
+		if !strings.HasPrefix(k, b.AppSlug+"/") && len(p.Suites) < runs.MaxSuites { // pitcrew's own check runs are not the CI
+			p.Suites[k] = v
+		}
+	}
+	return nil
 }
 
 // postEvidence posts the review of the head's diff as its evidence check
@@ -249,39 +276,4 @@ func postEvidence(ctx context.Context, b *work.Env, gh github.Client, repo githu
 // the review of its diff, then what the run's own log shows.
 func evidenceOutput(job evidence.Job, run runs.Run, pr int, review evidence.Review) github.CheckOutput {
 	return publish.WithRunLog(publish.RenderEvidence(job, pr, review), job, run)
-}
-
-// checkDiff reviews a pull request's diff with the job's rules, reading
-// at head the few files whose hunks alone cannot settle a rule
-// (evidence.HeadReads, one call each).
-func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, number int, head string, job evidence.Job) (evidence.Review, error) {
-	diff, err := gh.PullDiff(ctx, repo, number)
-	if errors.Is(err, github.ErrPullGone) {
-		diff, err = "", nil // deleted between the two reads: nothing to check
-	}
-	if errors.Is(err, github.ErrDiffTooLarge) {
-		return evidence.Review{Verdict: evidence.VerdictNote, Findings: []evidence.Finding{}, NotChecked: "not checked: GitHub will not produce a diff this large"}, nil
-	}
-	if err != nil {
-		return evidence.Review{}, err
-	}
-	d, err := evidence.ParseDiff(strings.NewReader(diff))
-	if errors.Is(err, evidence.ErrNotADiff) {
-		d, err = evidence.Diff{}, nil // a pull request without changes
-	}
-	if err != nil {
-		return evidence.Review{}, err
-	}
-	files := map[string]string{}
-	for _, path := range evidence.HeadReads(d, job) {
-		content, err := gh.FileAt(ctx, repo, path, head)
-		if errors.Is(err, github.ErrFileGone) || errors.Is(err, github.ErrFileTooLarge) {
-			continue // the review then reads the hunks alone
-		}
-		if err != nil {
-			return evidence.Review{}, err
-		}
-		files[path] = content
-	}
-	return evidence.CheckWithHead(d, job, files), nil
 }

@@ -33,10 +33,18 @@ func SendReview(ctx context.Context, b *work.Env, gh github.Client, ev Review, s
 		return err
 	}
 	notes, err := gh.ReviewComments(ctx, ev.Repo, ev.Number, ev.ID)
-	if err != nil {
+	unread := unreadable(ctx, err)
+	if err != nil && unread == "" {
 		return err
 	}
 	_, asks := commands.First(ev.Body)
+	if unread != "" && !asks {
+		// A command in an inline comment cannot be seen: say so, once.
+		return b.Once(ctx, ev.Repo, fmt.Sprintf("review:%d", ev.ID), func() error {
+			return work.Reply(ctx, gh, ev.Repo, ev.Number, fmt.Sprintf("pitcrew could not read the inline comments of the review by %s (%s), so a `/pitcrew` line in one of them did not reach the run. Write it in a comment on this pull request instead.",
+				publish.Code(ev.Reviewer, 100), unread))
+		})
+	}
 	var ack int64 // the inline comment with the command, acknowledged with eyes (GitHub has no reactions on a review itself)
 	for _, n := range notes {
 		if _, found := commands.First(n.Body); found && !asks && ack == 0 {

@@ -3,6 +3,7 @@ package follow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -203,8 +204,15 @@ func verified(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) 
 	if err != nil {
 		return queue.Permanent(err)
 	}
+	pr, err := gh.PullRequest(ctx, repo, d.PR)
+	if errors.Is(err, github.ErrPullGone) || err == nil && pr.HeadSHA != d.Head {
+		return nil // a new head gets its own evidence check run
+	}
+	if err != nil {
+		return err
+	}
 	job := b.Jobs.Of(fix.Kind).Evidence
-	review, err := checkDiff(ctx, gh, repo, d.PR, d.Head, job)
+	review, err := checkDiff(ctx, gh, repo, pr, job)
 	if err != nil {
 		return err
 	}

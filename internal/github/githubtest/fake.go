@@ -8,8 +8,10 @@ package githubtest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 
+	gogithub "github.com/google/go-github/v66/github"
 	"github.com/palantir/go-githubapp/appconfig"
 
 	"github.com/pitcrew/pitcrew/internal/github"
@@ -60,8 +62,10 @@ type Fake struct {
 	DiffErrs map[int]error
 	// Files are the files each pull request changed.
 	Files map[int][]github.ChangedFile
-	// ReviewNotes are the inline comments of each review, by review id.
+	// ReviewNotes are the inline comments of each review, by review id;
+	// ReviewErrs what reading them answers instead.
 	ReviewNotes map[int64][]github.ReviewComment
+	ReviewErrs  map[int64]error
 	// Suites are the check suites on every head: app slug → conclusion.
 	Suites map[string]string
 
@@ -116,4 +120,9 @@ func (f *Fake) WritesSoFar() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.Writes...)
+}
+
+// Answered is the error go-github returns when GitHub answers status.
+func Answered(status int) error {
+	return &gogithub.ErrorResponse{Response: &http.Response{StatusCode: status, Request: &http.Request{Method: http.MethodGet}}, Message: http.StatusText(status)}
 }

@@ -9,10 +9,13 @@ import (
 
 // Pull requests, commits and their comments (github.Pulls).
 
-// ReviewComments implements github.Pulls from ReviewNotes.
+// ReviewComments implements github.Pulls from ReviewNotes and ReviewErrs.
 func (f *Fake) ReviewComments(_ context.Context, _ github.Repo, _ int, reviewID int64) ([]github.ReviewComment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.ReviewErrs[reviewID]; err != nil {
+		return nil, err
+	}
 	return f.ReviewNotes[reviewID], nil
 }
 
@@ -23,15 +26,50 @@ func (f *Fake) ChangedFiles(_ context.Context, _ github.Repo, number int) ([]git
 	return f.Files[number], nil
 }
 
-// PullRequest implements github.Pulls from Pulls.
-func (f *Fake) PullRequest(_ context.Context, _ github.Repo, number int) (github.PullRequest, error) {
+// PullRequest implements github.Pulls from Pulls: unless a pull request
+// there says otherwise, its head is in the repository asked for (NoRepo
+// for none) and its size is its diff's (DiffSize).
+func (f *Fake) PullRequest(_ context.Context, repo github.Repo, number int) (github.PullRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	pr, ok := f.Pulls[number]
 	if !ok {
 		return github.PullRequest{}, github.ErrPullGone
 	}
+	switch pr.HeadRepo {
+	case "":
+		pr.HeadRepo = repo.String()
+	case NoRepo:
+		pr.HeadRepo = ""
+	}
+	if pr.Size == nil {
+		files, additions, deletions := DiffSize(f.Diffs[number])
+		pr.Size = &github.PullSize{Files: files, Additions: additions, Deletions: deletions}
+	}
 	return pr, nil
+}
+
+// NoRepo is a PullRequest.HeadRepo for a head whose repository is gone.
+const NoRepo = "(deleted)"
+
+// DiffSize counts a unified diff as GitHub counts a pull request's
+// change: files (one "diff --git" header each), added and deleted lines.
+func DiffSize(diff string) (files, additions, deletions int) {
+	inHunk := false
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			files++
+			inHunk = false
+		case strings.HasPrefix(l, "@@ "):
+			inHunk = true
+		case inHunk && strings.HasPrefix(l, "+"):
+			additions++
+		case inHunk && strings.HasPrefix(l, "-"):
+			deletions++
+		}
+	}
+	return files, additions, deletions
 }
 
 // PullDiff implements github.Pulls from Diffs.
