@@ -181,7 +181,7 @@ func helpText(unknown string) string {
 	}
 	b.WriteString("pitcrew acts on a comment line that starts with `/pitcrew`, from people with write access, once per comment:\n\n" +
 		"- `/pitcrew retry` on an issue pitcrew answers on (a flaky test, an alert's tracking issue, a merge's report): a new run, when none is live, within the daily limit.\n" +
-		"- `/pitcrew profile` on an open pull request that adds migrations: the slow-query report of its head, before the change ships.\n" +
+		"- `/pitcrew profile` on an open pull request that adds migrations, from a branch of this repository (not a fork): the slow-query report of its head, before the change ships.\n" +
 		"- `/pitcrew open-pr` on a merged pull request that got a slow-query report: the profiling session opens the migration and query change it measured as a pull request.\n" +
 		"- On a pull request an agent opened, a review (changes requested, or comments) with a `/pitcrew` line goes to that agent's run, with its inline comments.\n" +
 		"- `/pitcrew help`: this list.\n")

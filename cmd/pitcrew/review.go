@@ -2,13 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/internal/github"
 )
 
 // reviewCommand implements `pitcrew review [--job flaky|alert] [--head
@@ -49,12 +57,11 @@ func reviewCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "pitcrew review:", err)
 		return 1
 	}
-	files := map[string]string{}
+	var files map[string]string
 	if *head != "" {
-		for _, path := range evidence.HeadReads(d, evidence.Job(*job)) {
-			if b, err := os.ReadFile(filepath.Join(*head, filepath.FromSlash(path))); err == nil {
-				files[path] = string(b)
-			}
+		if files, err = readHead(*head, evidence.HeadReads(d, evidence.Job(*job)), stderr); err != nil {
+			fmt.Fprintln(stderr, "pitcrew review: --head:", err)
+			return 1
 		}
 	}
 	enc := json.NewEncoder(stdout)
@@ -77,6 +84,93 @@ pipelines, authorization, ownership and billing checks, changed defaults
 and deleted tests. --head DIR reads, from a checkout of the change's head,
 the few files whose hunks alone cannot settle a rule (a test module made
 to run alone: the global state it touches may sit outside the hunks), as
-pitcrew reads them from GitHub. It exits 0 whatever the verdict, 1 when
-the input is not a diff.
+pitcrew reads them from GitHub: only regular files inside DIR, symbolic
+links resolved, of at most 1 MiB; of any other it says why on standard
+error, and the review reads its hunks alone. It exits 0 whatever the
+verdict, 1 when the input is not a diff or DIR cannot be opened.
 `
+
+// readHead reads paths (a diff's, slash-separated) from the checkout dir,
+// confined to it: a path that leads outside dir, through ".." or a
+// symbolic link, one that is not a regular file and one larger than the
+// app reads at a pull request's head (github.MaxFileAt) is not read, and
+// stderr says why, once per path.
+func readHead(dir string, paths []string, stderr io.Writer) (map[string]string, error) {
+	top, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	files := map[string]string{}
+	refused := map[string]bool{}
+	for _, path := range paths {
+		if _, done := files[path]; done || refused[path] {
+			continue
+		}
+		content, why := headFile(root, top, path)
+		if why != "" {
+			refused[path] = true
+			fmt.Fprintf(stderr, "pitcrew review: not reading %s: %s\n", printable(path), why)
+			continue
+		}
+		files[path] = content
+	}
+	return files, nil
+}
+
+// headFile reads path from root, opened on top (the checkout with its
+// symbolic links resolved); why says what refused it ("" when read).
+func headFile(root *os.Root, top, path string) (content, why string) {
+	name := filepath.FromSlash(path)
+	if !filepath.IsLocal(name) {
+		return "", "outside --head"
+	}
+	// The resolved path names the refusal; root enforces it when the file
+	// is opened, even if a link changed in between.
+	if resolved, err := filepath.EvalSymlinks(filepath.Join(top, name)); err == nil {
+		if rel, err := filepath.Rel(top, resolved); err != nil || !filepath.IsLocal(rel) {
+			return "", "outside --head"
+		}
+	}
+	// O_NONBLOCK: opening a FIFO to read would otherwise wait for a writer.
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "not in --head"
+	}
+	if err != nil {
+		return "", printable(err.Error())
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", printable(err.Error())
+	}
+	if !info.Mode().IsRegular() {
+		return "", "not a regular file"
+	}
+	tooLarge := fmt.Sprintf("larger than %d bytes", github.MaxFileAt)
+	if info.Size() > github.MaxFileAt {
+		return "", tooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(f, github.MaxFileAt+1))
+	if err != nil {
+		return "", err.Error()
+	}
+	if len(b) > github.MaxFileAt { // it grew since Stat
+		return "", tooLarge
+	}
+	return string(b), ""
+}
+
+// printable is s as the terminal may show it: quoted when it holds a
+// character that is not printable (an escape sequence, say).
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}

@@ -8,12 +8,16 @@ import (
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // PullHead starts the profiling run of an open pull request's head
 // (/pitcrew profile), keyed by that commit, so the report is there before
 // the change ships; a new head is a new run. It answers only when it
 // starts nothing: the report shows in the pull request's status comment.
+// A pull request whose head is not in the repository itself (a fork's, or
+// one whose fork was deleted) is refused: the session would run its
+// migrations with pitcrew's credentials.
 func PullHead(ctx context.Context, b *work.Env, gh github.Client, inst int64, repo github.Repo, number int, delivery string) (string, error) {
 	pr, err := gh.PullRequest(ctx, repo, number)
 	if errors.Is(err, github.ErrPullGone) {
@@ -27,6 +31,9 @@ func PullHead(ctx context.Context, b *work.Env, gh github.Client, inst int64, re
 	}
 	if pr.State != "open" || !github.ValidSHA(pr.HeadSHA) {
 		return "Nothing was started: `/pitcrew profile` profiles an open pull request before it merges, and this one is closed.", nil
+	}
+	if refusal := forkRefusal(repo, pr.HeadRepo); refusal != "" {
+		return refusal, nil
 	}
 	cfg, refusal, err := b.CommandConfig(ctx, gh, repo)
 	if refusal != "" || err != nil {
@@ -46,4 +53,19 @@ func PullHead(ctx context.Context, b *work.Env, gh github.Client, inst int64, re
 	}
 	return "", Start(ctx, b, gh, Signal{InstallationID: inst, Delivery: delivery, Repo: repo,
 		Commit: pr.HeadSHA, PR: number, Subject: runs.Subject{Repo: repo.String(), Issue: number}, BeforeMerge: true}, files, cfg)
+}
+
+// forkRefusal is the answer to /pitcrew profile on a pull request whose
+// head is not the repository's own, by the rule every CI signal follows
+// (flaky.CommitOrigin), "" when it is the repository's own.
+func forkRefusal(repo github.Repo, headRepo string) string {
+	if (flaky.CommitOrigin{RepoFullName: repo.String(), HeadRepo: headRepo}).Ownership() == flaky.Ours {
+		return ""
+	}
+	from := "a fork (" + publish.Code(headRepo, 200) + ")"
+	if headRepo == "" {
+		from = "a fork GitHub no longer names (deleted?)"
+	}
+	return "Nothing was started: pitcrew does not profile a pull request from " + from +
+		": its migrations would run in the sandbox with pitcrew's credentials. Push the branch to this repository to profile it."
 }
