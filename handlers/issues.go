@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,6 +121,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 
 	var entries []runs.Entry
 	var started []runs.Run
+	var retry error
 	for _, ref := range refs {
 		req := flaky.Request{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, Ref: ref, Config: cfg}
 		// An issue a person labelled is a sighting too, counted once per
@@ -128,6 +130,9 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 			req.Seen = &runs.Seen{Key: flaky.Key(repo.String(), ref), Occurrence: fmt.Sprintf("issue:%d", ev.Issue), Where: weburl.Issue(repo.String(), ev.Issue)}
 		}
 		entry, justStarted, err := flaky.Claim(ctx, &h.Base, req)
+		if errors.Is(err, runs.ErrSandboxWaiting) {
+			retry, err = cmp.Or(retry, err), nil // shown as waiting first, then tried again
+		}
 		if err != nil {
 			return err
 		}
@@ -150,7 +155,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 			return err
 		}
 	}
-	return nil
+	return retry
 }
 
 // LabeledIssue is what pitcrew takes from an issues "labeled" event.

@@ -105,6 +105,9 @@ func describeState(e runs.Entry, r runs.Run, label string, now time.Time) string
 	}
 	switch r.State {
 	case runs.Queued:
+		if r.Waiting != "" {
+			return "🕓 queued: " + Text(r.Waiting, 200) + "; pitcrew tries again, and says here if it gives up."
+		}
 		if origin != "" {
 			return "🕓 a run" + origin + " is queued; the agent starts shortly."
 		}

@@ -66,7 +66,10 @@ type Run struct {
 	// first answer (reviews, /pitcrew open-pr), oldest first.
 	FollowUps []FollowUp `json:"followups,omitempty"`
 
-	Error     string `json:"error,omitempty"`  // why the run failed, shown to users
+	Error string `json:"error,omitempty"` // why the run failed, shown to users
+	// Waiting says why a queued run's session did not start yet (the
+	// sandbox did not answer) while pitcrew tries again; "" once started.
+	Waiting   string `json:"waiting,omitempty"`
 	Report    bool   `json:"report,omitempty"` // a report artifact is stored (see Ledger.Report)
 	Published bool   `json:"published,omitempty"`
 	// RecordedBy is the task that recorded the outcome and so shows it

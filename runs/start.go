@@ -147,7 +147,7 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 	ctx = context.WithoutCancel(ctx)
 	if err != nil {
 		if !sandbox.IsPermanent(err) && !req.LastAttempt {
-			return entry, nil, err
+			return entry, nil, s.wait(ctx, run, err)
 		}
 		log.Error().Err(err).Msg("could not start the sandbox session")
 		why := "the sandbox could not be reached after several attempts"
@@ -161,6 +161,7 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 	// The subject shows the run next: its status lock rides with the write.
 	run, err = s.Ledger.UpdateShowing(ctx, run, func(r *Run) error {
 		r.State, r.SessionID, r.ExecutionID, r.SessionURL = Started, ses.ID, ses.ExecutionID, s.SafeURL(ses.SessionURL)
+		r.Waiting = ""
 		return nil
 	}, req.Subject)
 	if errors.As(err, new(ErrTransition)) {
@@ -172,6 +173,27 @@ func (s *Starter) Start(ctx context.Context, req Request) (entry Entry, started 
 	s.Metrics.Runs.WithLabelValues(kind, "started").Inc()
 	log.Info().Str("session_id", ses.ID).Msg("started sandbox session")
 	return entry, &run, nil
+}
+
+// ErrSandboxWaiting is a start the sandbox did not answer, to be tried
+// again: the run stays queued, its Waiting says why, and the caller may
+// show that before it returns the error for its task's retry.
+var ErrSandboxWaiting = errors.New("the sandbox did not start the session; trying again")
+
+// wait records on a queued run why its session did not start yet.
+func (s *Starter) wait(ctx context.Context, run Run, cause error) error {
+	why := sandbox.Describe(cause) + " at " + s.now().UTC().Format("15:04") + " UTC"
+	_, err := s.Ledger.Update(ctx, run, func(r *Run) error {
+		if r.State != Queued {
+			return errNotQueued
+		}
+		r.Waiting = why
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNotQueued) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrSandboxWaiting, cause)
 }
 
 // fail records that a queued run could not start, and returns it failed.

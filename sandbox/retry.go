@@ -72,6 +72,20 @@ type retryable struct {
 
 func (r *retryable) Error() string { return "answered " + strconv.Itoa(r.status) }
 
+// Describe says what went wrong in err for a person reading an issue: the
+// sandbox's HTTP status, or that it could not be reached.
+func Describe(err error) string {
+	var r *retryable
+	var p *PermanentError
+	switch {
+	case errors.As(err, &r):
+		return fmt.Sprintf("the sandbox answered HTTP %d", r.status)
+	case errors.As(err, &p):
+		return fmt.Sprintf("the sandbox refused it (HTTP %d)", p.Status)
+	}
+	return "the sandbox could not be reached"
+}
+
 // delay is exponential backoff with full jitter, or the server's
 // Retry-After when it gave one.
 func (c *Client) delay(attempt int, last error) time.Duration {

@@ -135,6 +135,24 @@ func TestSandboxErrorsAreRetriedWithTheSameKey(t *testing.T) {
 	}
 }
 
+// A sandbox down when a fix is asked for shows on the issue at once, not
+// minutes later: queued, what the sandbox answered, and that pitcrew tries
+// again; then the run starts on a later try, with the same key.
+func TestASandboxDownIsShownWhilePitcrewTriesAgain(t *testing.T) {
+	h := newHarness(t, true)
+	h.sandbox.FailNextStarts(5) // every call of the task's first try
+	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 36, flakyTest, ""))
+	h.eventually("the wait on the issue", h.commentContains(36, "🕓 queued: the sandbox answered HTTP 500 at "))
+	if c := h.statusComment(36).Body; !strings.Contains(c, "pitcrew tries again, and says here if it gives up") {
+		t.Fatalf("status comment:\n%s", c)
+	}
+	h.eventually("the run to start on a later try", h.commentContains(36, "the agent is working on it"))
+	_, keys := h.sandbox.StartRequests()
+	if h.sandbox.SessionCount() != 1 || len(keys) != 6 || keys[0] != keys[5] {
+		t.Fatalf("%d sessions, keys %q", h.sandbox.SessionCount(), keys)
+	}
+}
+
 func fastReconciler(o *Options) {
 	o.Schedule = queue.Schedule{SweepEvery: time.Hour, ReconcileEvery: 200 * time.Millisecond}
 	o.StaleAfter = 300 * time.Millisecond
