@@ -41,6 +41,10 @@ type SentryAlert struct {
 	// Exceptions are the event's exceptions, innermost last, each with its
 	// in-app frames only (most recent call last, as Sentry orders them).
 	Exceptions []SentryException
+	// Received is when Sentry received the event, Happened when the event
+	// says it happened (its timestamp, else its datetime); zero when the
+	// body has no valid one. Fresh reads them.
+	Received, Happened time.Time
 }
 
 // SentryException is one exception of an event.
@@ -92,6 +96,8 @@ func ParseSentry(body []byte) (SentryAlert, error) {
 				Culprit   string          `json:"culprit"`
 				Level     string          `json:"level"`
 				Datetime  string          `json:"datetime"`
+				Received  json.RawMessage `json:"received"`
+				Timestamp json.RawMessage `json:"timestamp"`
 				Tags      json.RawMessage `json:"tags"`
 				Exception struct {
 					Values []struct {
@@ -139,6 +145,10 @@ func ParseSentry(body []byte) (SentryAlert, error) {
 	}
 	if t, err := time.Parse(time.RFC3339Nano, ev.Datetime); err == nil && t.Year() >= 2000 && t.Year() < 2200 {
 		a.Fired = t.UTC()
+	}
+	a.Received, a.Happened = sentryTime(ev.Received), sentryTime(ev.Timestamp)
+	if a.Happened.IsZero() {
+		a.Happened = a.Fired
 	}
 	values := ev.Exception.Values
 	if len(values) > maxSentryExceptions {

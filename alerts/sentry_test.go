@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pitcrew/pitcrew/internal/testenv"
@@ -131,5 +132,11 @@ func FuzzParseSentry(f *testing.F) {
 				t.Fatalf("%d frames", len(x.Frames))
 			}
 		}
+		for _, at := range []time.Time{a.Received, a.Happened} {
+			if !at.IsZero() && (at.Year() < 2000 || at.Year() >= 2200) {
+				t.Fatalf("implausible time %v", at)
+			}
+		}
+		_ = a.Fresh(string(body[:min(len(body), 12)]), time.Now())
 	})
 }

@@ -54,17 +54,24 @@ var sentryConfig = repoconfig.Section[SentryConfig]{
 	},
 }
 
-// acceptSentry takes event alerts that fired; Sentry's other resources
+// acceptSentry takes event alerts that fired, unless their times show a
+// captured one sent again (SentryAlert.Fresh); Sentry's other resources
 // (installation, issue, metric_alert, ...) are acknowledged and ignored.
 func acceptSentry(header func(string) string, body []byte) (string, error) {
 	if header("Sentry-Hook-Resource") != "event_alert" {
 		return "", hook.ErrIgnored
 	}
 	a, err := alerts.ParseSentry(body)
-	if errors.Is(err, alerts.ErrNotTriggered) {
+	switch {
+	case errors.Is(err, alerts.ErrNotTriggered):
 		return "", hook.ErrIgnored
+	case err != nil:
+		return "", err
 	}
-	return a.IssueID, err
+	if err := a.Fresh(header("Sentry-Hook-Timestamp"), time.Now()); err != nil {
+		return a.IssueID, fmt.Errorf("%w: %w", hook.ErrStale, err)
+	}
+	return a.IssueID, nil
 }
 
 // handleSentryAlert turns a stored Sentry event alert into the incident

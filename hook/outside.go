@@ -27,8 +27,9 @@ type Source struct {
 	// MaxBody bounds a request's body.
 	MaxBody int64
 	// Accept reads what a verified request asks for: ErrIgnored for one
-	// that starts no work (acknowledged, not stored), another error for a
-	// body of the wrong shape (refused). id names it in logs.
+	// that starts no work (acknowledged, not stored), ErrStale for one too
+	// old to act on, another error for a body of the wrong shape (both
+	// refused). id names it in logs.
 	Accept func(header func(string) string, body []byte) (id string, err error)
 }
 
@@ -37,6 +38,12 @@ func (s *Source) TaskType() string { return s.Name + ":alert" }
 
 // ErrIgnored is a verified request the source sends that starts no work.
 var ErrIgnored = errors.New("nothing to do for this request")
+
+// ErrStale, wrapped, is a verified request whose signed times are outside
+// the source's window. A proof that covers only the body holds whenever a
+// captured body is sent again; the body's own times are what tell a
+// replay, and it is refused (400) before anything is stored.
+var ErrStale = errors.New("stale")
 
 // Auth is how a source proves a request is its own: Header carries the
 // secret itself, or, with HMAC, the hex HMAC-SHA256 of the raw body keyed
@@ -101,7 +108,13 @@ func (h *Outside) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrStale):
+		outcome = "stale"
+		h.Log.Warn().Err(err).Str("source", h.Source.Name).Str("id", id).Msgf("refused a stale %s webhook: sent again, or the clocks are apart", h.Source.Title)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	case err != nil:
 		outcome = "rejected"
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -39,10 +39,23 @@ const (
 	// DeliveryRetention keeps a finished delivery task in Redis, so a
 	// redelivery within that time is refused at intake by its task id.
 	DeliveryRetention = time.Hour
-	// ProcessedTTL is how long the worker remembers a delivery it finished;
-	// GitHub can redeliver a delivery for 3 days.
+	// ProcessedTTL is how long the worker remembers a delivery id it
+	// finished: as long as GitHub redelivers it (3 days).
 	ProcessedTTL = 72 * time.Hour
+	// BodyTTL is how long it remembers the body a delivery carried
+	// (BodyKey). GitHub signs only the body: the same body under another
+	// delivery id is a captured one sent again, and is dropped for as long
+	// as the ledger keeps the runs it may have started (runs.Retention),
+	// since the ledger alone would start another (a failed run holds no
+	// cooldown, a completed one the repository's, at most 30 days).
+	BodyTTL = 30 * 24 * time.Hour
 	MaxRetry     = 12
+	// AlertRetention keeps a finished alert task (AlertTask), so a repeat
+	// of the same body within it is refused by its task id. It covers the
+	// window of event times a Sentry body is accepted in
+	// (alerts.SentryMaxEventAge, alerts.SentryMaxSkew): a body sent again
+	// later is refused as stale, so none is stored twice.
+	AlertRetention = 25 * time.Hour
 )
 
 // AlertTask is the queue's task for a stored request of an outside alert
@@ -51,7 +64,7 @@ const (
 func AlertTask(taskType, source string, body []byte) *asynq.Task {
 	return asynq.NewTask(taskType, body,
 		asynq.TaskID(alertTaskID(source, body)), asynq.Queue(QueueGitHub), asynq.MaxRetry(MaxRetry),
-		asynq.Retention(24*time.Hour), asynq.Timeout(5*time.Minute))
+		asynq.Retention(AlertRetention), asynq.Timeout(5*time.Minute))
 }
 
 func deliveryTaskID(id string) string { return "gh:" + id }

@@ -2,9 +2,14 @@ package server
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -21,10 +26,34 @@ func signSentry(secret string, body []byte) string {
 	return strings.TrimPrefix(sign(secret, body), "sha256=")
 }
 
+// sentry posts to the Sentry route as Sentry does, stamped now.
 func (h *harness) sentry(resource, signature string, body []byte) int {
-	return h.postTo("/api/sentry/hook", map[string]string{"Content-Type": "application/json", "Sentry-Hook-Resource": resource,
-		"Sentry-Hook-Timestamp": "1764495673", "Sentry-Hook-Signature": signature}, bytes.NewReader(body))
+	return h.sentryAt(resource, signature, strconv.FormatInt(time.Now().Unix(), 10), body)
 }
+
+// sentryAt posts to the Sentry route with the given Sentry-Hook-Timestamp
+// ("" leaves it out).
+func (h *harness) sentryAt(resource, signature, timestamp string, body []byte) int {
+	return h.postTo("/api/sentry/hook", map[string]string{"Content-Type": "application/json", "Sentry-Hook-Resource": resource,
+		"Sentry-Hook-Timestamp": timestamp, "Sentry-Hook-Signature": signature}, bytes.NewReader(body))
+}
+
+var sentryEvent = regexp.MustCompile(`"event":\s*\{`)
+
+// sentryReceived is a Sentry sample as Sentry sends it at received: its
+// event's received time, which the samples leave out, set.
+func sentryReceived(t *testing.T, name string, received time.Time) []byte {
+	body := testenv.SentrySample(t, name)
+	at := sentryEvent.FindIndex(body)
+	if at == nil {
+		t.Fatalf("%s holds no event", name)
+	}
+	stamp := fmt.Sprintf(`"received": %.3f, `, float64(received.UnixMilli())/1000)
+	return slices.Concat(body[:at[1]], []byte(stamp), body[at[1]:])
+}
+
+// freshSentry is a Sentry sample as Sentry sends it now.
+func freshSentry(t *testing.T, name string) []byte { return sentryReceived(t, name, time.Now()) }
 
 func sentryHarness(t *testing.T) *harness {
 	return newHarness(t, true, func(o *Options) {
@@ -34,7 +63,7 @@ func sentryHarness(t *testing.T) *harness {
 
 func TestSentryAlertsEndWithOneIncidentPerSentryIssue(t *testing.T) {
 	h := sentryHarness(t)
-	first := testenv.SentrySample(t, "event_alert_phoenix.json")
+	first := freshSentry(t, "event_alert_phoenix.json")
 	// Another event of the same Sentry issue: a different body, the same incident.
 	again := bytes.Replace(first, []byte("3f0b1d7a9c2e4e8b9a4f6d2c1b0a9e8f"), []byte("9e9e1d7a9c2e4e8b9a4f6d2c1b0a0000"), -1)
 	// Hostile text in the exception message reaches the prompt only inside the fence.
@@ -107,7 +136,7 @@ func TestSentryAlertsEndWithOneIncidentPerSentryIssue(t *testing.T) {
 
 func TestSentryEndpointRefusesBeforeStoringAndIgnoresOtherResources(t *testing.T) {
 	h := sentryHarness(t)
-	good := testenv.SentrySample(t, "event_alert_phoenix.json")
+	good := freshSentry(t, "event_alert_phoenix.json")
 	for _, c := range []struct {
 		name, resource, signature string
 		body                      []byte
@@ -144,12 +173,58 @@ func TestSentryEndpointRefusesBeforeStoringAndIgnoresOtherResources(t *testing.T
 
 func TestSentryAlertOfAnUnmappedProjectStartsNothing(t *testing.T) {
 	h := sentryHarness(t)
-	body := testenv.SentrySample(t, "event_alert_docs.json") // project front-end: not mapped, no tag
+	body := freshSentry(t, "event_alert_docs.json") // project front-end: not mapped, no tag
 	if code := h.sentry("event_alert", signSentry(sentrySecret, body), body); code != 202 {
 		t.Fatalf("answered %d", code)
 	}
 	h.eventually("the alert handled", func() bool { return strings.Contains(h.logs.String(), "no repository for this Sentry alert") })
 	if h.sandbox.SessionCount() != 0 || len(h.gh.Issues()) != 0 {
 		t.Fatalf("%d sessions, %d issues", h.sandbox.SessionCount(), len(h.gh.Issues()))
+	}
+}
+
+// Sentry signs the body only: a captured alert sent again, under its old
+// Sentry-Hook-Timestamp or a new one, is refused by the time of its
+// signed event, before anything is stored.
+func TestSentryRefusesAStaleAlertBeforeStoringIt(t *testing.T) {
+	h := sentryHarness(t)
+	captured := testenv.SentrySample(t, "event_alert_phoenix.json") // its event a year old
+	fresh := freshSentry(t, "event_alert_phoenix.json")
+	now := strconv.FormatInt(time.Now().Unix(), 10)
+	undated := []byte(`{"action":"triggered","data":{"event":{"issue_id":"4561237890","title":"x"}}}`)
+	cases := []struct {
+		name, timestamp string
+		body            []byte
+	}{
+		{"a year-old alert as captured", "1764495673", captured},
+		{"a year-old alert under a new timestamp", now, captured},
+		{"a year-old alert with no timestamp", "", captured},
+		{"received a day and an hour ago", now, sentryReceived(t, "event_alert_phoenix.json", time.Now().Add(-25*time.Hour))},
+		{"received ten minutes from now", now, sentryReceived(t, "event_alert_phoenix.json", time.Now().Add(10*time.Minute))},
+		{"a fresh alert under a year-old timestamp", "1764495673", fresh},
+		{"a fresh alert under a timestamp that is not one", "soon", fresh},
+		{"an event with no time", now, undated},
+	}
+	for _, c := range cases {
+		if code := h.sentryAt("event_alert", signSentry(sentrySecret, c.body), c.timestamp, c.body); code != 400 {
+			t.Errorf("%s: answered %d, want 400", c.name, code)
+		}
+	}
+	if n := h.storedTasks(); n != 0 {
+		t.Fatalf("%d stale alerts stored", n)
+	}
+	if m := h.get("/metrics"); !strings.Contains(m, fmt.Sprintf(`pitcrew_source_requests_total{outcome="stale",source="sentry"} %d`, len(cases))) {
+		t.Errorf("stale refusals not counted as such:\n%s", m)
+	}
+	if !strings.Contains(h.logs.String(), "refused a stale Sentry webhook") {
+		t.Error("no stale refusal logged")
+	}
+	// Fresh, with or without its timestamp, it is stored.
+	if code := h.sentryAt("event_alert", signSentry(sentrySecret, fresh), "", fresh); code != 202 {
+		t.Fatalf("a fresh alert with no timestamp answered %d", code)
+	}
+	again := sentryReceived(t, "event_alert_phoenix.json", time.Now().Add(-23*time.Hour))
+	if code := h.sentry("event_alert", signSentry(sentrySecret, again), again); code != 202 {
+		t.Fatalf("an alert received 23 hours ago answered %d", code)
 	}
 }

@@ -121,8 +121,9 @@ func (w *DeliveryWorker) handle(ctx context.Context, event, id string, body []by
 // seen reports whether delivery id was processed already, and the id
 // under which its body was first accepted. GitHub signs only the body and
 // redelivers under the same id, so a body seen under another id is a
-// captured delivery sent again. Both are remembered as long as GitHub may
-// redeliver (processedTTL). The same round trip reads the cached values
+// captured delivery sent again. An id is remembered as long as GitHub may
+// redeliver it (queue.ProcessedTTL), a body as long as the ledger keeps
+// the runs it may have started (queue.BodyTTL). The same round trip reads the cached values
 // the handlers read first (CachedReads): withCached gives them to a context.
 func (w *DeliveryWorker) seen(ctx context.Context, event, id string, body []byte) (done bool, firstID string, withCached func(context.Context) context.Context, err error) {
 	digest := sha256.Sum256(body)
@@ -131,7 +132,7 @@ func (w *DeliveryWorker) seen(ctx context.Context, event, id string, body []byte
 	withCached = func(ctx context.Context) context.Context { return ctx }
 	_, _ = w.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		exists = p.Exists(ctx, queue.ProcessedKey(id))
-		first = p.SetArgs(ctx, queue.BodyKey(event, digest[:]), id, redis.SetArgs{Mode: "NX", Get: true, TTL: queue.ProcessedTTL})
+		first = p.SetArgs(ctx, queue.BodyKey(event, digest[:]), id, redis.SetArgs{Mode: "NX", Get: true, TTL: queue.BodyTTL})
 		if w.Ledger != nil && w.CachedReads != nil {
 			withCached = w.Ledger.PrefetchCached(ctx, p, w.CachedReads(body)...)
 		}
