@@ -11,9 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/pitcrew/pitcrew/internal/github"
 )
 
 // Task types on the durable queue.
@@ -136,12 +139,20 @@ func Depth(in *asynq.Inspector) float64 {
 }
 
 // RetryDelay backs off exponentially from 2 s to 10 min, with jitter from
-// asynq's default for the long tail.
+// asynq's default for the long tail. A task GitHub turned away for a rate
+// limit (github.RateLimited) is rescheduled for when GitHub asked, however
+// long (at most an hour), plus up to 3 s of jitter so the tasks one limit
+// turned away do not all come back at once: never earlier, and never
+// before the backoff, which keeps growing while the limit persists.
 func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if n < 8 {
-		return (2 * time.Second) << n
+	backoff := (2 * time.Second) << min(n, 8)
+	if n >= 8 {
+		backoff = asynq.DefaultRetryDelayFunc(n, err, t)
 	}
-	return asynq.DefaultRetryDelayFunc(n, err, t)
+	if wait, limited := github.RateLimited(err); limited {
+		return max(min(wait, time.Hour)+rand.N(3*time.Second), backoff)
+	}
+	return backoff
 }
 
 // LastAttempt reports whether the task running in ctx will not be retried

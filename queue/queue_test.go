@@ -2,9 +2,14 @@ package queue
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
+	gogithub "github.com/google/go-github/v66/github"
 	"github.com/hibiken/asynq"
 
 	"github.com/pitcrew/pitcrew/internal/testenv"
@@ -21,6 +26,39 @@ func TestRetryDelayBacksOffFromTwoSeconds(t *testing.T) {
 	}
 	if RetryDelay(0, nil, nil) != 2*time.Second {
 		t.Fatal("the first retry waits 2 s")
+	}
+}
+
+// A task GitHub turned away for a rate limit comes back when GitHub asked,
+// however long (at most an hour), a few seconds later at most, and not
+// before the backoff; other errors back off as usual.
+func TestRetryDelayWaitsAsLongAsARateLimitAsks(t *testing.T) {
+	answer := func(status int, message string, headers ...string) error {
+		h := http.Header{}
+		for i := 0; i+1 < len(headers); i += 2 {
+			h.Set(headers[i], headers[i+1])
+		}
+		return fmt.Errorf("step: %w", &gogithub.ErrorResponse{Response: &http.Response{StatusCode: status, Header: h}, Message: message})
+	}
+	reset := strconv.FormatInt(time.Now().Add(2*time.Minute).Unix(), 10)
+	for _, c := range []struct {
+		name     string
+		n        int
+		err      error
+		from, to time.Duration
+	}{
+		{"retry-after 90", 0, answer(403, "", "Retry-After", "90"), 90 * time.Second, 93 * time.Second},
+		{"reset in 2 minutes", 1, answer(403, "", "X-Ratelimit-Remaining", "0", "X-Ratelimit-Reset", reset), 118 * time.Second, 123 * time.Second},
+		{"secondary without a header", 2, answer(403, "You have exceeded a secondary rate limit."), time.Minute, time.Minute + 3*time.Second},
+		{"429 without a header", 0, answer(429, ""), time.Minute, time.Minute + 3*time.Second},
+		{"retry-after 2 hours", 0, answer(429, "", "Retry-After", "7200"), time.Hour, time.Hour + 3*time.Second},
+		{"a limit that persists", 7, answer(403, "You have exceeded a secondary rate limit."), 256 * time.Second, 256 * time.Second},
+		{"not a rate limit", 3, answer(403, "Resource not accessible by integration"), 16 * time.Second, 16 * time.Second},
+		{"any other error", 3, errors.New("boom"), 16 * time.Second, 16 * time.Second},
+	} {
+		if d := RetryDelay(c.n, c.err, nil); d < c.from || d > c.to {
+			t.Errorf("%s: retry %d waits %s, want %s to %s", c.name, c.n, d, c.from, c.to)
+		}
 	}
 }
 

@@ -215,6 +215,7 @@ func NewApp(o Options) (*App, error) {
 			TaskCheckInterval: o.PollInterval,
 			ShutdownTimeout:   o.ShutdownTimeout,
 			Logger:            queue.NewLogger(o.Logger),
+			ErrorHandler:      giveUpLog(o.Logger),
 			RetryDelayFunc:    queue.RetryDelay,
 			// Session polls are scheduled tasks; look for due ones often.
 			DelayedTaskCheckInterval: time.Second,
@@ -230,6 +231,24 @@ func NewApp(o Options) (*App, error) {
 		o.Schedule.DashboardsEvery = 6 * time.Hour
 	}
 	return &App{Handler: withLogger(routes, o.Logger), Ledger: ledger, queue: tasks, servers: servers, mux: mux, schedule: o.Schedule, log: o.Logger, unverified: unverified}, nil
+}
+
+// giveUpLog is the queue's error handler: when a task fails for the last
+// time (its retries spent, or its error says retrying cannot help), it
+// logs one error line with the task's type, id, queue and retry count and
+// the cause, which asynq's own "Retry exhausted" line leaves out. Not the
+// payload: it may hold secrets, or a large body.
+func giveUpLog(log zerolog.Logger) asynq.ErrorHandler {
+	return asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+		if errors.Is(err, asynq.RevokeTask) || !queue.LastAttempt(ctx) && !errors.Is(err, asynq.SkipRetry) {
+			return
+		}
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		q, _ := asynq.GetQueueName(ctx)
+		log.Error().Err(err).Str("component", "queue").Str("task_type", t.Type()).Str("task_id", queue.TaskID(ctx)).
+			Str("queue", q).Int("retried", retried).Int("max_retry", maxRetry).Msg("task given up")
+	})
 }
 
 // StartWorker starts taking tasks off the queue, and scheduling the
