@@ -3,6 +3,7 @@ package exunit
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,15 @@ func TestParseLogReadsCIShapes(t *testing.T) {
 		{file: "gha_pm_compile_error.txt", runs: 1},
 		{file: "in_job_retry.txt", runs: 2, flaky: retried},
 		{file: "gha_pm_in_job_retry.txt", runs: 2, flaky: retried},
+		// generate_modern.sh: the same logs as Elixir 1.18 to 1.20 print them
+		{file: "handmade_1_18_params_fail.txt", runs: 1, flaky: retried},
+		{file: "gha_pm_handmade_1_18_params_fail.txt", runs: 1, flaky: retried},
+		{file: "gha_pm_handmade_1_18_pass.txt", runs: 1},
+		{file: "handmade_1_19_fail.txt", runs: 1, flaky: retried},
+		{file: "gha_pm_handmade_1_19_pass.txt", runs: 1},
+		{file: "gha_pm_handmade_1_20_fail.txt", runs: 1, flaky: retried},
+		{file: "handmade_1_20_pass.txt", runs: 1},
+		{file: "gha_pm_handmade_1_20_in_job_retry.txt", runs: 2, flaky: retried},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			rep := parseFile(t, c.file)
@@ -134,11 +144,11 @@ func TestSummaryLines(t *testing.T) {
 		line string
 		want Run // zero: not a summary
 	}{
-		{"3 doctests, 13 tests, 1 failure, 1 excluded, 2 skipped", Run{Summary: true, Doctests: 3, Tests: 13, Failures: 1, Excluded: 1, Skipped: 2}},
-		{"1 doctest, 3 properties, 1 test, 3 failures", Run{Summary: true, Doctests: 1, Properties: 3, Tests: 1, Failures: 3}},
-		{"1 property, 0 failures", Run{Summary: true, Properties: 1}},
-		{"2 tests, 0 failures, 2 invalid", Run{Summary: true, Tests: 2, Invalid: 2}},
-		{"4 features, 2 tests, 1 failure", Run{Summary: true, Tests: 2, Failures: 1}},
+		{"3 doctests, 13 tests, 1 failure, 1 excluded, 2 skipped", Run{Summary: true, Format: Format114, Doctests: 3, Tests: 13, Failures: 1, Excluded: 1, Skipped: 2}},
+		{"1 doctest, 3 properties, 1 test, 3 failures", Run{Summary: true, Format: Format114, Doctests: 1, Properties: 3, Tests: 1, Failures: 3}},
+		{"1 property, 0 failures", Run{Summary: true, Format: Format114, Properties: 1}},
+		{"2 tests, 0 failures, 2 invalid", Run{Summary: true, Format: Format114, Tests: 2, Invalid: 2}},
+		{"4 features, 2 tests, 1 failure", Run{Summary: true, Format: Format114, Tests: 2, Failures: 1}},
 		{"2 tests, 1 failure, 3 apples", Run{}},
 		{"1 failure, 2 tests", Run{}},
 		{"12 tests passed", Run{}},
@@ -149,7 +159,7 @@ func TestSummaryLines(t *testing.T) {
 		if len(rep.Runs) > 0 {
 			got = rep.Runs[0]
 		}
-		if got != c.want {
+		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q: got %+v, want %+v", c.line, got, c.want)
 		}
 	}

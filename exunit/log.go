@@ -33,6 +33,9 @@ type Failure struct {
 	Module     string   `json:"module"`
 	Message    []string `json:"message,omitempty"` // the first lines: assertion, code, left, right
 	Invocation int      `json:"invocation"`        // index into Report.Runs
+	// Parameters is what a parameterized test (Elixir 1.18+) ran with, as
+	// ExUnit inspects it: "%{db: :mysql}".
+	Parameters string `json:"parameters,omitempty"`
 	// Unusable says why the location cannot name a test of the repository
 	// (an absolute path outside any checkout pitcrew recognises).
 	Unusable string `json:"unusable,omitempty"`
@@ -47,19 +50,49 @@ func (f Failure) Ref() (TestRef, bool) {
 	return ref, err == nil
 }
 
+// Summary formats: how a run's counts line was printed (Run.Format).
+const (
+	// Format114 is "3 doctests, 13 tests, 1 failure, 1 excluded, 2 skipped",
+	// Elixir up to 1.18 (and 1.19 when nothing was excluded, which prints
+	// the same): each type's count includes its skipped, excluded and
+	// invalid tests.
+	Format114 = "1.14"
+	// Format119 is "3 doctests, 12 tests, 1 failure, 2 skipped (1 excluded)":
+	// the counts by type leave the excluded tests out.
+	Format119 = "1.19"
+	// Format120 is "Result: 12/13 passed (3/3 doctests, 9/10 tests), 2
+	// skipped, 1 excluded" then "Failed: 1 test": the totals count only
+	// the tests that ran (skipped, excluded and invalid ones aside).
+	Format120 = "1.20"
+)
+
 // Run is one `mix test` invocation found in the log.
 type Run struct {
-	Seed         *int64 `json:"seed,omitempty"`
-	MaxCases     int    `json:"max_cases,omitempty"`
-	Summary      bool   `json:"summary"` // the counts line was seen
-	Doctests     int    `json:"doctests"`
-	Properties   int    `json:"properties,omitempty"`
-	Tests        int    `json:"tests"`
-	Failures     int    `json:"failures"`
-	Invalid      int    `json:"invalid"`
-	Excluded     int    `json:"excluded"`
-	Skipped      int    `json:"skipped"`
-	CompileError bool   `json:"compile_error,omitempty"` // compilation failed: no tests ran
+	Seed     *int64 `json:"seed,omitempty"`
+	MaxCases int    `json:"max_cases,omitempty"`
+	// RemainingRuns is what the seed line of a --repeat-until-failure run
+	// (Elixir 1.20) says is left; Repetition counts, from 1, the runs of
+	// that series the log printed.
+	RemainingRuns *int   `json:"remaining_runs,omitempty"`
+	Repetition    int    `json:"repetition,omitempty"`
+	Summary       bool   `json:"summary"`          // the counts line was seen
+	Format        string `json:"format,omitempty"` // how it was printed: Format114, Format119 or Format120
+	// The counts by type, as Format says they count. The one type of a
+	// 1.20 summary that names none is counted in Tests, unless its
+	// Failed: line names it.
+	Doctests   int `json:"doctests"`
+	Properties int `json:"properties,omitempty"`
+	Tests      int `json:"tests"`
+	Failures   int `json:"failures"`
+	Invalid    int `json:"invalid"`
+	Excluded   int `json:"excluded"`
+	Skipped    int `json:"skipped"`
+	// Passed and Total are a 1.20 summary's "passed/total"; ByType its
+	// breakdown, with the Failed: line's counts.
+	Passed       int         `json:"passed,omitempty"`
+	Total        int         `json:"total,omitempty"`
+	ByType       []TypeCount `json:"by_type,omitempty"`
+	CompileError bool        `json:"compile_error,omitempty"` // compilation failed: no tests ran
 	// Step is the script of the GitHub Actions step that printed the run,
 	// when the log shows it; StepRun counts the runs printed before it in
 	// that step (mix test || mix test --failed prints two).
@@ -68,6 +101,14 @@ type Run struct {
 	// App is the umbrella app whose "==> app" section printed the run, in
 	// an umbrella's log.
 	App string `json:"app,omitempty"`
+}
+
+// TypeCount is one test type's counts in an Elixir 1.20 summary.
+type TypeCount struct {
+	Type   string `json:"type"` // "doctest", "test", "property", or a type a library registered, as printed
+	Passed int    `json:"passed"`
+	Total  int    `json:"total"`
+	Failed int    `json:"failed,omitempty"`
 }
 
 // Report is what a log holds.
@@ -116,8 +157,16 @@ func (r Report) MostlyFailed() bool {
 	return false
 }
 
-// ran is how many tests the run counted as run.
-func (r Run) ran() int { return r.Doctests + r.Properties + r.Tests - r.Excluded - r.Skipped }
+// ran is how many tests the run ran or invalidated.
+func (r Run) ran() int {
+	switch r.Format {
+	case Format120:
+		return r.Total + r.Invalid
+	case Format119:
+		return r.Doctests + r.Properties + r.Tests - r.Skipped
+	}
+	return r.Doctests + r.Properties + r.Tests - r.Excluded - r.Skipped
+}
 
 func (r Run) mostlyFailed() bool {
 	failed := r.Failures + r.Invalid

@@ -131,6 +131,10 @@ func FuzzParseLog(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	for _, s := range versionSamples {
+		f.Add([]byte(s))
+		f.Add([]byte(actionsLog(s, "mix test || mix test --failed")))
+	}
 	f.Fuzz(func(t *testing.T, log []byte) {
 		rep, err := ParseLog(bytes.NewReader(log))
 		if err != nil {
@@ -142,6 +146,11 @@ func FuzzParseLog(f *testing.F) {
 		for _, f := range rep.Failures {
 			if f.Invocation < 0 || f.Invocation >= len(rep.Runs) || len(f.Message) > MaxMessageLines {
 				t.Fatalf("bad failure %+v with %d runs", f, len(rep.Runs))
+			}
+		}
+		for _, r := range rep.Runs {
+			if r.Format == Format120 && (r.Passed > r.Total || r.Failures != r.Total-r.Passed || len(r.ByType) > maxTypes) {
+				t.Fatalf("a 1.20 summary that does not add up: %+v", r)
 			}
 		}
 		for _, f := range rep.Flaky() {

@@ -15,7 +15,7 @@ type wantFailure struct {
 }
 
 func TestParseLog(t *testing.T) {
-	std := Run{Summary: true, Doctests: 3, Tests: 13, Failures: 1, Excluded: 1, Skipped: 2}
+	std := Run{Summary: true, Format: Format114, Doctests: 3, Tests: 13, Failures: 1, Excluded: 1, Skipped: 2}
 	withSeed := func(r Run, seed int64) Run { r.Seed = &seed; return r }
 	withFailures := func(r Run, n int) Run { r.Failures = n; return r }
 	aAfterWork := wantFailure{KindTest, "test/racy_a_test.exs:27", "put_env/3 keeps mode a after work", "RacyATest", "left:  :b"}
@@ -50,8 +50,8 @@ func TestParseLog(t *testing.T) {
 		{"two_invocations.txt", []Run{withSeed(std, 1001), withSeed(std, 1002)}, []wantFailure{bAfterWork, bAfterWork}, false},
 		{"gha_two_invocations.txt", []Run{withSeed(std, 1001), withSeed(std, 1002)}, []wantFailure{bAfterWork, bAfterWork}, false},
 		{"umbrella_fail.txt", []Run{
-			withSeed(Run{Summary: true, Tests: 2, Failures: 1}, 42),
-			withSeed(Run{Summary: true, Doctests: 1, Tests: 1}, 42),
+			withSeed(Run{Summary: true, Format: Format114, Tests: 2, Failures: 1}, 42),
+			withSeed(Run{Summary: true, Format: Format114, Doctests: 1, Tests: 1}, 42),
 		}, []wantFailure{{KindTest, "apps/beta/test/beta_test.exs:9", "words/1 keeps punctuation (always fails)", "BetaTest", `left:  ["a,", "b"]`}}, false},
 		{"compile_error.txt", []Run{{CompileError: true}}, nil, true},
 		{"gha_compile_error.txt", []Run{{CompileError: true}}, nil, true},

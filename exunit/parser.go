@@ -2,7 +2,6 @@ package exunit
 
 import (
 	"bytes"
-	"strconv"
 )
 
 // parser holds the state between lines; everything else is streamed.
@@ -10,8 +9,10 @@ type parser struct {
 	rep     Report
 	cur     int      // index of the run being read
 	open    bool     // cur has not printed its summary yet
-	failure *Failure // the failure block being read
+	failure *Failure // the failure block being read: nil, or &block
+	block   Failure  // reused, so a failure costs no allocation of its own
 	inStack bool     // the block's stacktrace is being read
+	blank   bool     // the block's last line was blank: it may have ended
 	app     string   // the umbrella app the block's location may be relative to
 	// pending is a header whose test name goes on over the next lines (a
 	// name with a newline); pendingLines counts them.
@@ -27,6 +28,9 @@ type parser struct {
 	// The umbrella app ("==> app") each run and each kept failure was
 	// printed under, by index.
 	runApps, failureApps []string
+	// finished: "Finished in" was printed, so a 1.20 summary may follow;
+	// afterResult: the previous line was one, of a run that failed.
+	finished, afterResult bool
 }
 
 // maxNameLines bounds how many lines a test name may span.
@@ -114,6 +118,13 @@ func (p *parser) endBlock() {
 // are told apart by their first characters, which spares almost every
 // line of a log any further look.
 func (p *parser) outside(b []byte) {
+	if p.afterResult {
+		p.afterResult = false
+		if rest, ok := bytes.CutPrefix(b, []byte("Failed: ")); ok {
+			p.failedLine(rest)
+			return
+		}
+	}
 	i := 0
 	for i < len(b) && b[i] == ' ' {
 		i++
@@ -130,7 +141,13 @@ func (p *parser) outside(b []byte) {
 		}
 	case i > 0:
 	case c == 'R':
-		p.seed(b)
+		if rest, ok := bytes.CutPrefix(b, []byte("Result: ")); ok {
+			p.result(rest)
+		} else {
+			p.seed(b)
+		}
+	case c == 'F':
+		p.finished = p.finished || bytes.HasPrefix(b, []byte("Finished in "))
 	case c == '=' || c == '*' || c == 'c' || c == 'C':
 		if bytes.HasPrefix(b, []byte("==> ")) {
 			p.endBlock()
@@ -141,26 +158,6 @@ func (p *parser) outside(b []byte) {
 		}
 	case c == 'W':
 		p.paths.checkoutLine(b)
-	}
-}
-
-func (p *parser) seed(b []byte) {
-	if rest, ok := bytes.CutPrefix(b, []byte("Running ExUnit with seed: ")); ok {
-		seed, cases, _ := bytes.Cut(rest, []byte(", max_cases: "))
-		p.open = false // a new invocation starts with this line
-		r := p.run()
-		r.Seed = parseSeed(seed)
-		r.MaxCases, _ = strconv.Atoi(string(cases))
-		return
-	}
-	if rest, ok := bytes.CutPrefix(b, []byte("Randomized with seed ")); ok {
-		// Printed after the summary, up to Elixir 1.16.
-		seed := parseSeed(leadingDigits(rest))
-		if p.cur >= 0 && p.rep.Runs[p.cur].Seed == nil {
-			p.rep.Runs[p.cur].Seed = seed
-		} else {
-			p.run().Seed = seed
-		}
 	}
 }
 
@@ -184,14 +181,13 @@ func (p *parser) startHeader(h header) {
 		// Only counted: read the block without keeping any of it.
 		h.name, h.module = nil, nil
 	}
-	f := &Failure{Kind: h.kind, Test: string(h.name), Module: string(h.module)}
 	if !h.complete {
-		p.pending, p.pendingLines = f, 0
+		p.pending, p.pendingLines = &Failure{Kind: h.kind, Test: string(h.name), Module: string(h.module)}, 0
 		return
 	}
 	p.run()
-	f.Invocation = p.cur
-	p.failure, p.inStack, p.app = f, false, ""
+	p.block = Failure{Kind: h.kind, Test: string(h.name), Module: string(h.module), Invocation: p.cur}
+	p.failure, p.inStack, p.app = &p.block, false, ""
 }
 
 // full reports whether MaxFailures are kept: later ones are only counted.
@@ -220,8 +216,19 @@ func (p *parser) pendingLine(b []byte) {
 func (p *parser) failureLine(b []byte) bool {
 	f := p.failure
 	if len(b) == 0 {
-		// Blank lines may precede the location; after it they end the block.
-		return !p.inStack && len(f.Message) == 0 && f.File == ""
+		if p.inStack {
+			return false
+		}
+		// Since Elixir 1.16 a blank line of the message is not indented:
+		// the block ends there only if the next line is not indented.
+		p.blank = len(f.Message) > 0 || f.File != ""
+		return true
+	}
+	if p.blank {
+		p.blank = false
+		if !bytes.HasPrefix(b, []byte("     ")) {
+			return false
+		}
 	}
 	if len(b) < 2 || b[0] != ' ' || b[1] != ' ' || isHeader(b) {
 		return false
@@ -232,6 +239,10 @@ func (p *parser) failureLine(b []byte) bool {
 	trimmed := bytes.TrimSpace(b)
 	switch {
 	case len(trimmed) == 0:
+		return true
+	case f.File == "" && f.Parameters == "" && len(f.Message) == 0 && bytes.HasPrefix(trimmed, []byte("Parameters: ")):
+		// A parameterized test's (Elixir 1.18+), before its location.
+		f.Parameters = messageLine(trimmed[len("Parameters: "):])
 		return true
 	case f.File == "" && f.Kind != KindSetupAll && len(f.Message) == 0:
 		if file, line, ok := location(trimmed); ok {
@@ -244,18 +255,22 @@ func (p *parser) failureLine(b []byte) bool {
 		return true
 	}
 	if len(f.Message) < MaxMessageLines {
-		if len(trimmed) > maxMessageLineLen {
-			f.Message = append(f.Message, string(trimmed[:maxMessageLineLen])+"…")
-		} else {
-			f.Message = append(f.Message, string(trimmed))
-		}
+		f.Message = append(f.Message, messageLine(trimmed))
 	}
 	return true
 }
 
+// messageLine keeps the first maxMessageLineLen bytes of a line.
+func messageLine(b []byte) string {
+	if len(b) > maxMessageLineLen {
+		return string(b[:maxMessageLineLen]) + "…"
+	}
+	return string(b)
+}
+
 func (p *parser) endFailure() {
 	f := p.failure
-	p.failure, p.inStack = nil, false
+	p.failure, p.inStack, p.blank = nil, false, false
 	if f == nil {
 		return
 	}
@@ -265,54 +280,6 @@ func (p *parser) endFailure() {
 	}
 	p.rep.Failures = append(p.rep.Failures, *f)
 	p.failureApps = append(p.failureApps, p.app)
-}
-
-// summary reads "1 doctest, 2 properties, 3 tests, 4 failures, 1 invalid,
-// 1 excluded, 2 skipped": counts by kind, then the failures, then extras.
-func (p *parser) summary(b []byte) {
-	var counts [7]int // doctests, properties, tests, failures, invalid, excluded, skipped
-	seenFailures := false
-	for len(b) > 0 {
-		digits := leadingDigits(b)
-		if len(digits) == 0 || len(b) == len(digits) || b[len(digits)] != ' ' {
-			return
-		}
-		n, _ := strconv.Atoi(string(digits))
-		b = b[len(digits)+1:]
-		word := b
-		if i := bytes.IndexByte(b, ','); i >= 0 {
-			word, b = b[:i], bytes.TrimPrefix(b[i:], []byte(", "))
-		} else {
-			b = nil
-		}
-		k, ok := summaryWords[string(word)]
-		switch {
-		case !ok && seenFailures:
-			return
-		case !ok: // a kind of test some library registered
-			continue
-		case k < 3 && seenFailures:
-			return
-		case k == 3:
-			seenFailures = true
-		case k > 3 && !seenFailures:
-			return
-		}
-		counts[k] = n
-	}
-	if !seenFailures {
-		return
-	}
-	r := p.run()
-	r.Summary = true
-	r.Doctests, r.Properties, r.Tests, r.Failures, r.Invalid, r.Excluded, r.Skipped =
-		counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6]
-	p.open = false
-}
-
-var summaryWords = map[string]int{
-	"doctest": 0, "doctests": 0, "property": 1, "properties": 1, "test": 2, "tests": 2,
-	"failure": 3, "failures": 3, "invalid": 4, "excluded": 5, "skipped": 6,
 }
 
 func (p *parser) finish() Report {

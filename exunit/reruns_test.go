@@ -68,8 +68,10 @@ func TestPassedAndRetriedFlakes(t *testing.T) {
 	if got := retried.RetriedFlakes(); len(got) != 1 || got[0].File != "test/racy_b_test.exs" || got[0].Line != 25 {
 		t.Fatalf("in-job retry: %+v (runs %s)", got, runsString(retried.Runs))
 	}
-	if got := parseFile(t, "in_job_retry.txt").RetriedFlakes(); len(got) != 1 {
-		t.Fatalf("in-job retry without the step: %+v", got)
+	for _, f := range []string{"in_job_retry.txt", "handmade_1_20_in_job_retry.txt", "gha_pm_handmade_1_20_in_job_retry.txt"} {
+		if got := parseFile(t, f).RetriedFlakes(); len(got) != 1 {
+			t.Fatalf("%s: in-job retry: %+v", f, got)
+		}
 	}
 	for _, f := range []string{"gha_pm_fail_seed_1.txt", "many_failures.txt", "gha_pm_compile_error.txt", "fail_seed_33.txt"} {
 		if got := parseFile(t, f).RetriedFlakes(); len(got) != 0 {

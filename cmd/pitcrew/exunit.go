@@ -53,5 +53,10 @@ const exunitUsage = `usage: pitcrew exunit [FILE]
 Reads a mix test output or a CI job's log (FILE, or standard input) the way
 pitcrew reads CI logs, and prints as JSON what it found: each mix test run
 (seed, counts, the step that ran it) and each failure (file:line, test,
-module, first message lines). Exits 1 when the log holds no ExUnit output.
+module, parameters, first message lines). Any Elixir from 1.14 to 1.20:
+a run's "format" says which summary it printed ("1.14", "1.19", "1.20"); a
+1.20 summary gives "passed" of "total", "by_type" and the failed, skipped,
+excluded and invalid counts; a --repeat-until-failure run its
+"remaining_runs" and "repetition". Exits 1 when the log holds no ExUnit
+output.
 `
