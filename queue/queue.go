@@ -51,8 +51,8 @@ const (
 	// as the ledger keeps the runs it may have started (runs.Retention),
 	// since the ledger alone would start another (a failed run holds no
 	// cooldown, a completed one the repository's, at most 30 days).
-	BodyTTL = 30 * 24 * time.Hour
-	MaxRetry     = 12
+	BodyTTL  = 30 * 24 * time.Hour
+	MaxRetry = 12
 	// AlertRetention keeps a finished alert task (AlertTask), so a repeat
 	// of the same body within it is refused by its task id. It covers the
 	// window of event times a Sentry body is accepted in
