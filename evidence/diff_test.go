@@ -160,11 +160,15 @@ func FuzzParseDiff(f *testing.F) {
 			t.Fatalf("past the bounds: %d files, %d lines", len(d.Files), d.Added+d.Deleted)
 		}
 		for _, job := range []Job{JobFlaky, JobAlert} {
-			head := map[string]string{}
-			for _, p := range HeadReads(d, job) {
-				head[p] = in // the file at head is outside input too
+			base, head := map[string]string{}, map[string]string{}
+			for _, p := range FileReads(d, job) {
+				if p.Base {
+					base[p.Path] = in // the files read whole are outside input too
+				} else {
+					head[p.Path] = in
+				}
 			}
-			r := CheckWithHead(d, job, head)
+			r := CheckFiles(d, job, base, head)
 			if r.Verdict != VerdictClean && r.Verdict != VerdictNote && r.Verdict != VerdictConcern {
 				t.Fatalf("verdict %q", r.Verdict)
 			}

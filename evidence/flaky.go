@@ -15,7 +15,7 @@ type rule func(c change) []Finding
 // missing sync point), not a disguise.
 var flakyRules = []rule{sleeps, receiveTimeouts, receiveAfters, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
 	deltaSlack, boundsDropped, concurrencyReduced, retries, rescues, skips, exclusions,
-	deletedTests, deletedAssertions, weakenedAssertions, asyncOff, ciForgives}
+	deletedTests, deletedAssertions, weakenedAssertions, asyncOff, ciForgives, libTimeouts}
 
 // sleepCalls are the calls that wait a fixed time.
 var sleepCalls = []string{"Process.sleep", ":timer.sleep"}
@@ -54,6 +54,8 @@ func sleeps(c change) []Finding {
 		switch {
 		case polls[l.New]:
 			continue // the helper's definition is noted (retries)
+		case c.stubSleep(l):
+			continue // a stub made slow, or a process kept alive: the test does not wait on it
 		case removed == 0:
 			out = append(out, c.finding("sleep-added", Concern, l, "a sleep waits for a fixed time instead of for the event the test needs: a disguised retry, not a fix"))
 		case known && had && v > old:

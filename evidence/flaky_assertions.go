@@ -30,6 +30,13 @@ func deletedAssertions(c change) []Finding {
 	if len(gone) <= added {
 		return nil
 	}
+	restructured := true
+	for _, l := range gone {
+		restructured = restructured && c.testKeeps(l, assertionCall)
+	}
+	if restructured {
+		return nil // each test still checks as much, read as code
+	}
 	return []Finding{c.finding("assertion-deleted", Concern, gone[0], fmt.Sprintf("%d %s removed and %d added: the test checks less than before", len(gone), plural(len(gone), "assertion", "assertions"), added))}
 }
 
@@ -66,6 +73,18 @@ var (
 // removed assertion is compared with the added one most like it (same
 // macro, most names in common), so unrelated new assertions are not read
 // as replacements.
+// kept reports whether an assertion as strong as w (strength s0) on much
+// the same words is among the block's new ones: a looser check added
+// beside it weakens nothing.
+func kept(w assertLine, now []assertLine, s0 int) bool {
+	for _, n := range now {
+		if s, _ := strength(n.line.code); n.macro == w.macro && s >= s0 && similarity(w.words, n.words) >= 0.5 {
+			return true
+		}
+	}
+	return false
+}
+
 func weakenedAssertions(c change) []Finding {
 	if !c.test {
 		return nil
@@ -95,7 +114,7 @@ func weakenedAssertions(c change) []Finding {
 			case pinnedMatch.MatchString(n.line.code) && !pinnedMatch.MatchString(w.line.code):
 				// A match on the test's own data (%{^id => 1} = counts) reads
 				// only its own rows where others' may be: narrower, not looser.
-			case s1 < s0:
+			case s1 < s0 && !kept(w, now, s0):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion checks less than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): it may pass without the behaviour"))
 			case s1 == s0 && w1 > w0:
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a wildcard took a value's place"))

@@ -19,24 +19,28 @@ var (
 		pattern *regexp.Regexp
 		what    string
 		hint    string // in every line the pattern matches, to skip the others cheaply
+		inText  bool   // read in the line's strings too (SQL), not only its code
 	}{
-		{regexp.MustCompile(`\bApplication\.(put_env|delete_env|put_all_env)\b`), "Application.put_env", "Application."},
-		{regexp.MustCompile(`\bSystem\.(put_env|delete_env)\b`), "System.put_env", "System."},
-		{regexp.MustCompile(`\b(Mox\.)?set_mox_global\b`), "Mox.set_mox_global", "set_mox_global"},
-		{regexp.MustCompile(`:named_table\b`), "a named ETS table", ":named_table"},
-		{regexp.MustCompile(`:persistent_term\.(put|erase)\b`), ":persistent_term", ":persistent_term"},
-		{regexp.MustCompile(`\bProcess\.register\b`), "a named process", "Process.register"},
-		{regexp.MustCompile(`\bname:\s*(__MODULE__|[A-Z][\w.]*|:\w+|\{:global|\{:via)`), "a named process", "name:"},
-		{regexp.MustCompile(`:sys\.(replace_state|suspend|resume)\(\s*([A-Z][\w.]*|:\w+)`), "a named process's state", ":sys."},
-		{regexp.MustCompile(`:ets\.\w+\(\s*:\w+`), "a named ETS table", ":ets."},
-		{regexp.MustCompile(`:telemetry\.attach(_many)?\b`), "a telemetry handler", ":telemetry."},
-		{regexp.MustCompile(`\bmock_global\b|\bMox\.set_mox_from_context\b`), "a global mock", "mo"},
-		{regexp.MustCompile(`\bPubSub\.(subscribe|broadcast)\([^,]+,\s*"`), "a fixed PubSub topic", "PubSub."},
-		{regexp.MustCompile(`\bLogger\.(configure|put_module_level|add_backend)\b`), "the Logger configuration", "Logger."},
-		{regexp.MustCompile(`\bcapture_log\b`), "the Logger configuration", "capture_log"},
-		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name", ":global."},
-		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode", "Sandbox.mode"},
-		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File."},
+		{regexp.MustCompile(`\bApplication\.(put_env|delete_env|put_all_env)\b`), "Application.put_env", "Application.", false},
+		{regexp.MustCompile(`\bSystem\.(put_env|delete_env)\b`), "System.put_env", "System.", false},
+		{regexp.MustCompile(`\b(Mox\.)?set_mox_global\b`), "Mox.set_mox_global", "set_mox_global", false},
+		{regexp.MustCompile(`:named_table\b`), "a named ETS table", ":named_table", false},
+		{regexp.MustCompile(`:persistent_term\.(put|erase)\b`), ":persistent_term", ":persistent_term", false},
+		{regexp.MustCompile(`\bProcess\.register\b`), "a named process", "Process.register", false},
+		{regexp.MustCompile(`\bname:\s*(__MODULE__|[A-Z][\w.]*|:\w+|\{:global|\{:via)`), "a named process", "name:", false},
+		{regexp.MustCompile(`:sys\.(replace_state|suspend|resume)\(\s*([A-Z][\w.]*|:\w+)`), "a named process's state", ":sys.", false},
+		{regexp.MustCompile(`:ets\.\w+\(\s*:\w+`), "a named ETS table", ":ets.", false},
+		{regexp.MustCompile(`:telemetry\.attach(_many)?\b`), "a telemetry handler", ":telemetry.", false},
+		{regexp.MustCompile(`\bmock_global\b|\bMox\.set_mox_from_context\b`), "a global mock", "mo", false},
+		{regexp.MustCompile(`\bPubSub\.(subscribe|broadcast)\([^,]+,\s*"`), "a fixed PubSub topic", "PubSub.", false},
+		{regexp.MustCompile(`\bLogger\.(configure|put_module_level|add_backend)\b`), "the Logger configuration", "Logger.", false},
+		{regexp.MustCompile(`\bcapture_log\b`), "the Logger configuration", "capture_log", false},
+		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name", ":global.", false},
+		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode", "Sandbox.mode", false},
+		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File.", false},
+		{regexp.MustCompile(`\bRegistry\.(register|unregister|update_value|put_meta)\(\s*[A-Z]`), "a named registry", "Registry.", false},
+		{regexp.MustCompile(`(?i)"[^"]*\b(SHOW|SET)\s+GLOBAL\b`), "the database server's global state", "GLOBAL", true},
+		{regexp.MustCompile(`:code\.(add_path\w*|del_path|purge|delete)\b|\bApplication\.(load|unload|start|stop|ensure_all_started)\(`), "the code path and loaded applications", ":", false},
 	}
 )
 
@@ -97,12 +101,52 @@ func HeadReads(d Diff, job Job) []string {
 	return out
 }
 
+// maxFileReads bounds the files FileReads asks for, each side counted:
+// one API call each.
+const maxFileReads = 16
+
+// FileRead is a changed file to read whole on one side of the change: at
+// the base (Base) or at the head.
+type FileRead struct {
+	Path string
+	Base bool
+}
+
+// FileReads lists the files whose content on either side would sharpen
+// a review of d (CheckFiles): first those HeadReads names, then each
+// changed Elixir file at the base and at the head, up to maxFileReads.
+func FileReads(d Diff, job Job) []FileRead {
+	if d.TooLarge {
+		return nil
+	}
+	var out []FileRead
+	for _, p := range HeadReads(d, job) {
+		out = append(out, FileRead{Path: p})
+	}
+	for _, f := range d.Files {
+		if f.Binary || !elixirFile(f.Path()) {
+			continue
+		}
+		if f.OldPath != "" && len(out) < maxFileReads {
+			out = append(out, FileRead{Path: f.OldPath, Base: true})
+		}
+		if f.NewPath != "" && !slices.Contains(out, FileRead{Path: f.NewPath}) && len(out) < maxFileReads {
+			out = append(out, FileRead{Path: f.NewPath})
+		}
+	}
+	return out
+}
+
 // touches lists the global state lines touch.
 func touches(lines []Line) []string {
 	var what []string
 	for _, g := range globalState {
 		for _, l := range lines {
-			if strings.Contains(l.code, g.hint) && g.pattern.MatchString(l.code) && !slices.Contains(what, g.what) {
+			text := l.code
+			if g.inText {
+				text = l.Text
+			}
+			if strings.Contains(text, g.hint) && g.pattern.MatchString(text) && !slices.Contains(what, g.what) {
 				what = append(what, g.what)
 				break
 			}

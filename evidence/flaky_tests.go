@@ -12,10 +12,10 @@ import (
 // flaky_assertions.go, the one about running alone in flaky_async.go.
 
 var (
-	retryCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|repeat_until)[!?]?\s*\(`)
+	retryCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|repeat_until)[!?]?\s*\(`), []string{"retr", "repeat_until"}}
 	// pollCall waits for a condition, the recommended replacement of a
 	// fixed sleep (ExUnit has no such helper, so each project names its own).
-	pollCall = regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+)[!?]?\s*\(`)
+	pollCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+)[!?]?\s*\(`), []string{"eventually", "assert_", "wait_", "poll", "until_"}}
 	pollDef  = regexp.MustCompile(`^\s*defp?\s+(eventually|eventually_\w+|assert_eventually|assert_soon|soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|wait|until|poll|poll_until\w*|until_\w+)[!?]?\b`)
 )
 
@@ -46,13 +46,18 @@ func retries(c change) []Finding {
 				sleepy = true
 			}
 		}
+		immediate := c.immediateAssertionReplaced(b)
 		for _, l := range b.added {
 			line := l.code
 			attr := strings.HasPrefix(strings.TrimSpace(line), "@")
+			polls := !attr && (pollCall.MatchString(line) || c.pollAt(l))
 			switch {
 			case retryCall.MatchString(line) && !attr:
 				out = append(out, c.finding("retry-loop", Concern, l, "the test tries again until it passes: the flake is retried, not fixed"))
-			case pollCall.MatchString(line) && !attr:
+			case polls && immediate && !noted:
+				noted = true
+				out = append(out, c.finding("retry-loop", Concern, l, "an assertion that was checked once is now polled until it passes: the flake is retried, not fixed"))
+			case polls:
 				if !noted { // once per block: a helper's clauses and its recursion are one helper
 					out = append(out, c.finding("polling", Note, l, "the test polls for a condition: a fix when it waits for the state the test needs, not for the assertion to pass by chance"))
 				}
@@ -65,12 +70,30 @@ func retries(c change) []Finding {
 	return out
 }
 
+// hinted is a regexp with the substrings one of which every match holds:
+// a line with none is passed over without running the regexp, which on a
+// diff at the bounds is most of the rules' time.
+type hinted struct {
+	*regexp.Regexp
+	hints []string
+}
+
+// MatchString reports whether s matches, looking for a hint first.
+func (h hinted) MatchString(s string) bool {
+	for _, x := range h.hints {
+		if strings.Contains(s, x) {
+			return h.Regexp.MatchString(s)
+		}
+	}
+	return false
+}
+
 var (
-	rescueLine = regexp.MustCompile(`^\s*(rescue|catch)\b|\b(rescue|catch)\s*(_|e|error|ExUnit\.AssertionError|:exit|kind)\b|\btry\s+do\b`)
-	assertion  = regexp.MustCompile(`^\s*(assert|refute)\w*\b`)
+	rescueLine = hinted{regexp.MustCompile(`^\s*(rescue|catch)\b|\b(rescue|catch)\s*(_|e|error|ExUnit\.AssertionError|:exit|kind)\b|\btry\s+do\b`), []string{"rescue", "catch", "try"}}
+	assertion  = hinted{regexp.MustCompile(`^\s*(assert|refute)\w*\b`), []string{"assert", "refute"}}
 	// anyAssertion is an assertion anywhere on a line: at its start, or as
 	// the body of a function a polling helper calls (fn -> assert ... end).
-	anyAssertion = regexp.MustCompile(`(^\s*|->\s*|\bdo:?\s+)(assert|refute)\w*\b`)
+	anyAssertion = hinted{regexp.MustCompile(`(^\s*|->\s*|\bdo:?\s+)(assert|refute)\w*\b`), []string{"assert", "refute"}}
 )
 
 // rescues: rescue or catch added in a test, a concern when the test's
@@ -89,7 +112,7 @@ func rescues(c change) []Finding {
 			}
 		}
 		for _, l := range b.added {
-			if !rescueLine.MatchString(l.code) {
+			if !rescueLine.MatchString(l.code) || c.cleanupOnly(l) {
 				continue
 			}
 			if helper {
@@ -217,7 +240,7 @@ func deletedTests(c change) []Finding {
 			kept++
 		}
 	}
-	if len(gone) <= kept {
+	if len(gone) <= kept || c.testsStay(gone) {
 		return nil
 	}
 	return []Finding{c.finding("test-deleted", Concern, gone[kept], fmt.Sprintf("%d %s removed and %d added: a test that is gone cannot flake", len(gone), plural(len(gone), "test", "tests"), kept))}

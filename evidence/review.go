@@ -44,6 +44,22 @@ type Finding struct {
 	Line     int      `json:"line"` // in the new file; in the old one for removed lines
 	Text     string   `json:"text"` // the changed line(s), trimmed
 	Why      string   `json:"why"`
+	// Construct is the Elixir construct the rule read (call, assertion,
+	// test, attribute, use, plug, function, config).
+	Construct string `json:"construct,omitempty"`
+}
+
+// constructs names what each rule reads.
+var constructs = map[string]string{
+	"sleep-added": "call", "sleep-lengthened": "call", "receive-timeout-raised": "call", "call-timeout-raised": "call",
+	"wait-default-raised": "call", "retry-loop": "call", "polling": "call", "timer-stretched": "call",
+	"concurrency-reduced": "call", "bound-loosened": "assertion", "assertion-deleted": "assertion",
+	"assertion-weakened": "assertion", "rescue-around-assertion": "assertion", "rescue-in-test": "test",
+	"test-deleted": "test", "test-skipped": "test", "test-timeout-raised": "test", "tag-excluded": "test",
+	"timeout-attribute-raised": "attribute", "async-disabled": "use", "plug-changed": "plug", "plug-removed": "plug",
+	"pipeline-changed": "plug", "authorization-changed": "function", "check-removed": "function",
+	"default-changed": "function", "role-changed": "function", "privileged-bypass": "function",
+	"ci-retry": "config", "failure-ignored": "config", "not-parsed": "file",
 }
 
 // Review is what the rules found in a diff.
@@ -58,13 +74,21 @@ type Review struct {
 }
 
 // Check applies the job's rules to a parsed diff.
-func Check(d Diff, job Job) Review { return CheckWithHead(d, job, nil) }
+func Check(d Diff, job Job) Review { return CheckFiles(d, job, nil, nil) }
 
 // CheckWithHead is Check with some files as they are at the pull
 // request's head (path to content; HeadReads says which help): a rule
 // that looks for what the diff does not show, such as the global state a
 // test module touches outside its hunks, reads the whole file.
 func CheckWithHead(d Diff, job Job, head map[string]string) Review {
+	return CheckFiles(d, job, nil, head)
+}
+
+// CheckFiles is Check with the changed files as they are on both sides,
+// where they could be read (path to content; FileReads says which): each
+// Elixir file is then read as code whole, the test a line is in and the
+// call it belongs to known; a file only the hunks show is read from them.
+func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 	if d.TooLarge {
 		return Review{}.Unread(fmt.Sprintf(
 			"not checked: too large (%d files, %d changed lines read; the bounds are %d files and %d changed lines)",
@@ -75,6 +99,7 @@ func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 		rules = alertRules
 	}
 	var changes []*change
+	var unparsed []Finding
 	added := map[string]int{} // the lines every file adds, by movedKey
 	for _, f := range d.Files {
 		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !configFile(f.Path()) {
@@ -87,9 +112,13 @@ func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 		if h, ok := head[f.Path()]; ok {
 			c.readHead(h)
 		}
+		if elixirFile(f.Path()) {
+			c.readCode(base[f.OldPath], head[f.Path()])
+			unparsed = append(unparsed, c.unparsed()...)
+		}
 		changes = append(changes, &c)
 	}
-	var out []Finding
+	out := unparsed
 	for _, c := range changes {
 		// A line removed here and added in another file moved there.
 		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
@@ -106,6 +135,9 @@ func CheckWithHead(d Diff, job Job, head map[string]string) Review {
 		}
 		return out[i].Line < out[j].Line
 	})
+	for i := range out {
+		out[i].Construct = constructs[out[i].Rule]
+	}
 	r := Review{Verdict: VerdictClean, Findings: dedupe(out)}
 	for _, f := range r.Findings {
 		if f.Severity == Concern {

@@ -1,0 +1,325 @@
+package evidence
+
+import (
+	"regexp"
+	"strings"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// defUnit is one clause of a function: its name and arity, its head (the
+// arguments' patterns and guard, as written) and what its body requires,
+// as alternatives (any one admits) of conditions (all must hold): a body
+// that is `true` or `{:ok, ...}` admits everyone ([[]]), one that is
+// `false`, nil, `{:error, ...}` or raises admits no one (no alternative).
+type defUnit struct {
+	name       string
+	arity      int
+	head       string
+	requires   [][]string
+	start, end int
+}
+
+// def reads a def's arguments: its head call (a `when` guard around it
+// included) and its body (`, do:` or a do block).
+func (w *walker) def(args *sitter.Node, start, end int) (defUnit, bool) {
+	if args.NamedChildCount() == 0 {
+		return defUnit{}, false
+	}
+	head := args.NamedChild(0)
+	d := defUnit{start: start, end: end, head: patternOf(w.text(head))}
+	call := head
+	if head.Type() == "binary_operator" { // f(x) when guard
+		call = head.ChildByFieldName("left")
+	}
+	switch {
+	case call == nil:
+		return defUnit{}, false
+	case call.Type() == "identifier":
+		d.name = w.text(call)
+	case call.Type() == "call":
+		d.name = w.callName(call)
+		if a := namedChildOfType(call, "arguments"); a != nil {
+			d.arity = int(a.NamedChildCount())
+		}
+	default:
+		return defUnit{}, false
+	}
+	var body *sitter.Node
+	for i := 1; i < int(args.NamedChildCount()); i++ {
+		if kw := args.NamedChild(i); kw.Type() == "keywords" {
+			for j := 0; j < int(kw.NamedChildCount()); j++ {
+				pair := kw.NamedChild(j)
+				if k := pair.ChildByFieldName("key"); k != nil && strings.TrimSpace(w.text(k)) == "do:" {
+					body = pair.ChildByFieldName("value")
+				}
+			}
+		}
+	}
+	if body == nil {
+		if block := namedChildOfType(args.Parent(), "do_block"); block != nil && block.NamedChildCount() == 1 {
+			body = block.NamedChild(0)
+		} else if block != nil {
+			d.requires = [][]string{{squashSpace(w.text(block))}}
+			return d, true
+		}
+	}
+	if body == nil {
+		return defUnit{}, false
+	}
+	d.requires = w.requirement(body)
+	return d, true
+}
+
+// requirement reads a boolean expression as alternatives of conditions.
+func (w *walker) requirement(n *sitter.Node) [][]string {
+	switch n.Type() {
+	case "binary_operator":
+		op := n.ChildByFieldName("operator")
+		left, right := n.ChildByFieldName("left"), n.ChildByFieldName("right")
+		if op == nil || left == nil || right == nil {
+			break
+		}
+		switch w.text(op) {
+		case "||", "or":
+			return append(w.requirement(left), w.requirement(right)...)
+		case "&&", "and":
+			var out [][]string
+			for _, a := range w.requirement(left) {
+				for _, b := range w.requirement(right) {
+					out = append(out, append(append([]string{}, a...), b...))
+				}
+			}
+			return out
+		}
+	case "block":
+		if n.NamedChildCount() == 1 {
+			return w.requirement(n.NamedChild(0))
+		}
+	}
+	text := squashSpace(w.text(n))
+	switch {
+	case text == "true" || text == ":ok" || strings.HasPrefix(text, "{:ok"):
+		return [][]string{{}}
+	case text == "false" || text == "nil" || text == ":error" || strings.HasPrefix(text, "{:error") || strings.HasPrefix(text, "raise"):
+		return nil
+	}
+	return [][]string{{text}}
+}
+
+func squashSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// stricter reports whether what now requires admits no one that was
+// required before: each of its alternatives holds every condition of
+// one of the old alternatives.
+func stricter(was, now [][]string) bool {
+	for _, n := range now {
+		held := false
+		for _, w := range was {
+			if containsAll(n, w) {
+				held = true
+				break
+			}
+		}
+		if !held {
+			return false
+		}
+	}
+	return true
+}
+
+// defAt is the def whose lines hold line n, nil when none does.
+func (s *source) defAt(n int) *defUnit {
+	if s == nil {
+		return nil
+	}
+	for i := range s.defs {
+		if d := &s.defs[i]; d.start <= n && n <= d.end {
+			return d
+		}
+	}
+	return nil
+}
+
+// inlined is a def's requirement with each condition that calls another
+// def of the same file with a single clause replaced by that def's
+// requirement (one level: what a policy delegates to).
+func (s *source) inlined(d defUnit) [][]string {
+	var out [][]string
+	for _, alt := range d.requires {
+		expanded := [][]string{{}}
+		for _, cond := range alt {
+			sub := [][]string{{cond}}
+			if callee, ok := s.single(cond); ok && callee.name != d.name {
+				sub = callee.requires
+			}
+			var next [][]string
+			for _, e := range expanded {
+				for _, x := range sub {
+					next = append(next, append(append([]string{}, e...), x...))
+				}
+			}
+			expanded = next
+		}
+		out = append(out, expanded...)
+	}
+	return out
+}
+
+// single is the one clause of the local def a condition calls, when it
+// has one.
+func (s *source) single(cond string) (defUnit, bool) {
+	name, _, ok := strings.Cut(cond, "(")
+	if !ok || strings.ContainsAny(name, " .") {
+		return defUnit{}, false
+	}
+	var found []defUnit
+	for _, d := range s.defs {
+		if d.name == name {
+			found = append(found, d)
+		}
+	}
+	if len(found) != 1 {
+		return defUnit{}, false
+	}
+	return found[0], true
+}
+
+// authorizationByDefs compares what each changed function of an
+// authorization module requires, clause by clause: a clause made
+// stricter, or a new one that refuses or requires something, is no
+// concern; one that admits more, admits everyone, or was removed is.
+// decided is false when the change cannot be read that way (a side does
+// not parse, or a changed line is outside any function): the caller then
+// calls any change a concern.
+func authorizationByDefs(c change) (out []Finding, decided bool) {
+	// What the hunks show of a file parses with errors around the lines
+	// they leave out; every changed line must still sit in a def read.
+	if c.before == nil || c.after == nil || c.before.broken && !c.before.fragment || c.after.broken && !c.after.fragment {
+		return nil, false
+	}
+	type key struct {
+		name  string
+		arity int
+	}
+	touched := map[key]Line{}
+	for _, l := range append(c.removed(), c.added()...) {
+		if strings.TrimSpace(l.code) == "" {
+			continue
+		}
+		side, n := c.after, l.New
+		if l.Kind == '-' {
+			side, n = c.before, l.Old
+		}
+		d := side.defAt(n)
+		if d == nil {
+			return nil, false
+		}
+		if _, seen := touched[key{d.name, d.arity}]; !seen || l.Kind == '+' && touched[key{d.name, d.arity}].Kind == '-' {
+			touched[key{d.name, d.arity}] = l
+		}
+	}
+	clauses := func(s *source, k key) []defUnit {
+		var out []defUnit
+		for _, d := range s.defs {
+			if d.name == k.name && d.arity == k.arity {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	for k, l := range touched {
+		was, now := clauses(c.before, k), clauses(c.after, k)
+		if len(was) == 1 && len(now) == 1 {
+			if was[0].head != now[0].head || !stricter(c.before.inlined(was[0]), c.after.inlined(now[0])) {
+				out = append(out, c.finding("authorization-changed", Concern, l, "`"+k.name+"` may now admit someone it refused before: check who may do what"))
+			}
+			continue
+		}
+		for _, n := range now {
+			match := -1
+			for i, w := range was {
+				if w.head == n.head {
+					match = i
+				}
+			}
+			switch {
+			case match >= 0 && !stricter(c.before.inlined(was[match]), c.after.inlined(n)):
+				out = append(out, c.finding("authorization-changed", Concern, l, "a clause of `"+k.name+"` may now admit someone it refused before"))
+			case match < 0 && admitsAnyone(n.requires):
+				out = append(out, c.finding("authorization-changed", Concern, l, "a new clause of `"+k.name+"` admits everyone it matches"))
+			}
+		}
+		for _, w := range was {
+			kept := false
+			for _, n := range now {
+				kept = kept || n.head == w.head
+			}
+			if !kept && len(w.requires) > 0 && !admitsAnyone(w.requires) {
+				out = append(out, c.finding("authorization-changed", Concern, l, "a clause of `"+k.name+"` that required something was removed"))
+			}
+		}
+	}
+	return out, true
+}
+
+// admitsAnyone reports whether a requirement has an alternative with no
+// condition.
+func admitsAnyone(req [][]string) bool {
+	for _, alt := range req {
+		if len(alt) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// boundName is a variable a pattern binds: any name matches what it binds.
+var boundName = regexp.MustCompile(`(^|[^\w.:@%?!"])[a-z_]\w*\b([^\w(:?!.]|$)`)
+
+// patternOf is a clause head with the names it binds made `_`: renaming
+// or ignoring an argument changes nothing of who it matches.
+func patternOf(head string) string {
+	head = squashSpace(head)
+	name, rest, ok := strings.Cut(head, "(")
+	if !ok {
+		return head
+	}
+	for {
+		next := boundName.ReplaceAllStringFunc(rest, func(m string) string {
+			sub := boundName.FindStringSubmatch(m)
+			word := strings.TrimSuffix(strings.TrimPrefix(m, sub[1]), sub[2])
+			if keepWords[word] {
+				return m
+			}
+			return sub[1] + "_" + sub[2]
+		})
+		if next == rest {
+			return name + "(" + rest
+		}
+		rest = next
+	}
+}
+
+// keepWords are the words of a clause head that bind nothing.
+var keepWords = map[string]bool{"when": true, "not": true, "and": true, "or": true, "in": true, "true": true, "false": true, "nil": true, "_": true}
+
+// madeStricter reports whether a removed line is in a function whose one
+// clause, read as code on both sides, keeps its head and now requires at
+// least what it required: a condition dropped from an `||` narrows it.
+func (c change) madeStricter(l Line) bool {
+	if c.before == nil || c.after == nil || l.Kind != '-' {
+		return false
+	}
+	was := c.before.defAt(l.Old)
+	if was == nil {
+		return false
+	}
+	var same []defUnit
+	for _, d := range c.after.defs {
+		if d.name == was.name && d.arity == was.arity {
+			same = append(same, d)
+		}
+	}
+	return len(same) == 1 && same[0].head == was.head && stricter(c.before.inlined(*was), c.after.inlined(same[0]))
+}

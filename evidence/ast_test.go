@@ -1,0 +1,110 @@
+package evidence
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The grammar reads an ExUnit module as code: tests by describe and name,
+// calls over several lines with their arguments, pipes, anonymous
+// functions.
+func TestASourceReadsTestsAndCallsAsCode(t *testing.T) {
+	s := parseSource([]byte(`defmodule A.BTest do
+  use A.Case, async: true
+  @timeout 500
+
+  describe "index" do
+    test "lists", %{conn: conn} do
+      assert_receive {:done,
+                      ^ref},
+                     1_000
+      stub(Mod, :f, fn -> Process.sleep(100) end)
+      capture_log(fn -> Process.sleep(100) end)
+      :timer.seconds(2) |> Process.sleep()
+    end
+  end
+
+  test "alone" do
+    refute_receive :x
+  end
+end
+`))
+	if s.broken {
+		t.Fatal("broken")
+	}
+	if want := []testUnit{{"index/lists", 6, 13}, {"/alone", 16, 18}}; !reflect.DeepEqual(s.tests, want) {
+		t.Fatalf("tests %+v", s.tests)
+	}
+	got := map[string]callSite{}
+	for _, c := range s.calls {
+		got[c.name] = c
+	}
+	if c := got["assert_receive"]; c.start != 7 || c.end != 9 || len(c.args) != 2 || c.args[1] != "1_000" || c.test != 0 {
+		t.Fatalf("assert_receive %+v", c)
+	}
+	if c := got["Process.sleep"]; !c.piped || c.inFn {
+		t.Fatalf("the piped sleep %+v", c)
+	}
+	if cs := s.callsAt(10, "Process.sleep"); len(cs) != 1 || !cs[0].inFn {
+		t.Fatalf("the sleep in a stub %+v", cs)
+	}
+	if cs := s.callsAt(11, "Process.sleep"); len(cs) != 1 || cs[0].inFn {
+		t.Fatalf("the sleep in a function the test runs %+v", cs)
+	}
+	if s.testAt(17).name != "/alone" || s.testAt(3) != nil {
+		t.Fatal("testAt")
+	}
+}
+
+// One side of a file as its hunks show it keeps the file's line numbers.
+func TestSideTextKeepsLineNumbers(t *testing.T) {
+	d, err := ParseDiff(strings.NewReader("--- a/t.exs\n+++ b/t.exs\n@@ -3,2 +3,3 @@\n a\n-b\n+c\n+d\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old, new := string(sideText(d.Files[0], '-')), string(sideText(d.Files[0], '+')); old != "\n\na\nb\n" || new != "\n\na\nc\nd\n" {
+		t.Fatalf("old %q new %q", old, new)
+	}
+}
+
+func TestPatternOfIgnoresTheNamesItBinds(t *testing.T) {
+	for in, want := range map[string]string{
+		"publish(actor, podcast)":                      "publish(_, _)",
+		"publish(actor, _)":                            "publish(_, _)",
+		`authorize(:publish, %User{role: "admin"}, _)`: `authorize(:publish, %User{role: "admin"}, _)`,
+		"verify(mod, \"exp\", %{\"exp\" => exp} = claims, _opts) when not is_number(exp)": "verify(_, \"exp\", %{\"exp\" => _} = _, _) when not is_number(_)",
+	} {
+		if got := patternOf(in); got != want {
+			t.Errorf("patternOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Every finding names the construct its rule read.
+func TestEveryFindingNamesItsConstruct(t *testing.T) {
+	for name := range corpus {
+		for _, f := range reviewSample(t, name).Findings {
+			if f.Construct == "" {
+				t.Errorf("%s: %s names no construct", name, f.Rule)
+			}
+		}
+	}
+}
+
+// A file read whole that does not parse is read as lines, and the review
+// says so.
+func TestAFileThatDoesNotParseIsReadAsLinesAndSaysSo(t *testing.T) {
+	d, err := ParseDiff(strings.NewReader(hunkOf("test/a_test.exs", "+    Process.sleep(100)")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := CheckFiles(d, JobFlaky, map[string]string{"test/a_test.exs": "defmodule A do\n  test \"x\" do\n"}, map[string]string{"test/a_test.exs": "defmodule A do\n  test \"x\" do\n    Process.sleep(100)\n  end\nend\n"})
+	rules := map[string]bool{}
+	for _, f := range r.Findings {
+		rules[f.Rule] = true
+	}
+	if !rules["not-parsed"] || !rules["sleep-added"] || r.Verdict != VerdictConcern {
+		t.Fatalf("%s %+v", r.Verdict, r.Findings)
+	}
+}
