@@ -25,7 +25,7 @@ func TestTheCommandLine(t *testing.T) {
 		{args: []string{"healthcheck", "--help"}, stdout: "usage: pitcrew healthcheck [-config FILE]\n\nExits 0 when"},
 		{args: []string{"runs", "-h"}, stdout: "usage: pitcrew runs [-config FILE] list | show RUN_ID | retry RUN_ID\n"},
 		{args: []string{"replay", "help"}, stdout: "usage: pitcrew replay --event TYPE"},
-		{args: []string{"review", "--help"}, stdout: "usage: pitcrew review [--job flaky|alert] [--head DIR] FILE|-\n\nReads a unified diff"},
+		{args: []string{"review", "--help"}, stdout: "usage: pitcrew review [--job flaky|alert] [--base DIR] [--head DIR] FILE|-\n\nReads a unified diff"},
 		{args: []string{"exunit", "--help"}, stdout: "usage: pitcrew exunit [FILE]"},
 	} {
 		var out, errs bytes.Buffer

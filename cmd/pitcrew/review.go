@@ -19,9 +19,9 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 )
 
-// reviewCommand implements `pitcrew review [--job flaky|alert] [--head
-// DIR] FILE|-`: it
-// reads a unified diff and prints, as JSON, what the job's rules found.
+// reviewCommand implements `pitcrew review [--job flaky|alert] [--base
+// DIR] [--head DIR] FILE|-`: it reads a unified diff and prints, as JSON,
+// what the job's rules found.
 // It exits 0 whatever the verdict; 1 when the input cannot be read or is
 // not a diff, 2 for a usage error.
 func reviewCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -29,7 +29,8 @@ func reviewCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
 	job := fs.String("job", "flaky", "the rules to apply: flaky or alert")
-	head := fs.String("head", "", "a checkout of the change's head, for the files the diff alone cannot settle")
+	head := fs.String("head", "", "a checkout of the change's head: its changed Elixir files are read whole, as code")
+	base := fs.String("base", "", "a checkout of the change's base: the same, for the other side")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprint(stdout, reviewUsage)
@@ -57,37 +58,48 @@ func reviewCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "pitcrew review:", err)
 		return 1
 	}
-	var files map[string]string
-	if *head != "" {
-		if files, err = readHead(*head, evidence.HeadReads(d, evidence.Job(*job)), stderr); err != nil {
-			fmt.Fprintln(stderr, "pitcrew review: --head:", err)
+	sides := map[bool]map[string]string{}
+	for isBase, dir := range map[bool]string{false: *head, true: *base} {
+		if dir == "" {
+			continue
+		}
+		var paths []string
+		for _, f := range evidence.FileReads(d, evidence.Job(*job)) {
+			if f.Base == isBase {
+				paths = append(paths, f.Path)
+			}
+		}
+		if sides[isBase], err = readHead(dir, paths, stderr); err != nil {
+			fmt.Fprintf(stderr, "pitcrew review: --%s: %v\n", map[bool]string{false: "head", true: "base"}[isBase], err)
 			return 1
 		}
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(evidence.CheckWithHead(d, evidence.Job(*job), files)); err != nil {
+	if err := enc.Encode(evidence.CheckFiles(d, evidence.Job(*job), sides[true], sides[false])); err != nil {
 		return 1
 	}
 	return 0
 }
 
-const reviewUsage = `usage: pitcrew review [--job flaky|alert] [--head DIR] FILE|-
+const reviewUsage = `usage: pitcrew review [--job flaky|alert] [--base DIR] [--head DIR] FILE|-
 
 Reads a unified diff (as git show or git diff prints it; - for standard
 input) and prints as JSON what a reviewer of the job's fixes would look at
 first: {"verdict": "concern"|"note"|"clean", "findings": [{"rule",
-"severity", "file", "line", "text", "why"}]}. --job flaky (the default)
-looks for disguised waits and retries, skips, exclusions, deleted or
-weakened tests and async: false; --job alert for loosened plugs,
-pipelines, authorization, ownership and billing checks, changed defaults
-and deleted tests. --head DIR reads, from a checkout of the change's head,
-the few files whose hunks alone cannot settle a rule (a test module made
-to run alone: the global state it touches may sit outside the hunks), as
-pitcrew reads them from GitHub: only regular files inside DIR, symbolic
-links resolved, of at most 1 MiB; of any other it says why on standard
-error, and the review reads its hunks alone. It exits 0 whatever the
-verdict, 1 when the input is not a diff or DIR cannot be opened.
+"severity", "file", "line", "text", "why", "construct"}]}. --job flaky
+(the default) looks for disguised waits and retries, skips, exclusions,
+deleted or weakened tests and async: false; --job alert for loosened
+plugs, pipelines, authorization, ownership and billing checks, changed
+defaults and roles, and deleted tests. Elixir is read as code (tests by
+describe and name, calls with their arguments, functions clause by
+clause): --base DIR and --head DIR read the changed files whole from
+checkouts of the change's two sides, as pitcrew reads them from GitHub
+(only regular files inside DIR, symbolic links resolved, of at most
+1 MiB; of any other it says why on standard error); without them, or for
+a file they do not hold, the review reads what the hunks show. It exits 0
+whatever the verdict, 1 when the input is not a diff or a DIR cannot be
+opened.
 `
 
 // readHead reads paths (a diff's, slash-separated) from the checkout dir,

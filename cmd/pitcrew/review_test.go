@@ -168,3 +168,35 @@ func TestReviewCommandHeadStaysInsideTheCheckout(t *testing.T) {
 		t.Errorf("a --head that does not exist: exit %d, stderr %q", code, errs.String())
 	}
 }
+
+// With both sides of a checkout, a function's change is read clause by
+// clause: a condition dropped from a policy is stricter, no concern; from
+// the hunks alone, which do not show the function's head, it is one.
+func TestReviewReadsBothSidesAsCode(t *testing.T) {
+	dir := t.TempDir()
+	policy := "lib/app/policy.ex"
+	src := func(body string) string {
+		return "defmodule App.Policy do\n  def can_publish?(user, package) do\n" + body + "\n  end\nend\n"
+	}
+	for side, body := range map[string]string{"base": "    admin?(user) || owner?(user, package)", "head": "    admin?(user)"} {
+		if err := os.MkdirAll(filepath.Join(dir, side, "lib", "app"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, side, policy), []byte(src(body)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diff := "diff --git a/" + policy + " b/" + policy + "\n--- a/" + policy + "\n+++ b/" + policy + "\n@@ -3,1 +3,1 @@\n-    admin?(user) || owner?(user, package)\n+    admin?(user)\n"
+	for _, c := range []struct {
+		args    []string
+		verdict string
+	}{
+		{[]string{"--job", "alert", "-"}, `"verdict": "concern"`},
+		{[]string{"--job", "alert", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "head"), "-"}, `"verdict": "clean"`},
+	} {
+		var out, errs bytes.Buffer
+		if code := reviewCommand(c.args, strings.NewReader(diff), &out, &errs); code != 0 || !strings.Contains(out.String(), c.verdict) {
+			t.Fatalf("%v: code %d, want %s:\n%s%s", c.args, code, c.verdict, out.String(), errs.String())
+		}
+	}
+}

@@ -70,6 +70,8 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 	const (
 		getPull, getSuites, postCheck = "GET /repos/{owner}/{repo}/pulls/{pull_number}", "GET /repos/{owner}/{repo}/commits/{ref}/check-suites", "POST /repos/{owner}/{repo}/check-runs"
 		editComment                   = "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"
+		// Each changed Elixir file is read at the base and at the head.
+		getFile = "GET /repos/{owner}/{repo}/contents/{path}"
 	)
 	step := func(name string, want map[string]int) {
 		t.Helper()
@@ -80,7 +82,7 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 			t.Fatalf("GitHub calls for %s: %v, want %v", name, got, want)
 		}
 	}
-	step("the outcome, following the pull request", map[string]int{getPull: 2, getSuites: 1, postCheck: 1, editComment: 1})
+	step("the outcome, following the pull request", map[string]int{getPull: 2, getSuites: 1, getFile: 2, postCheck: 1, editComment: 1})
 
 	// The CI finishes on the head: the comment says so.
 	h.deliver("check_suite", testenv.DeliveryID(), testenv.CheckSuiteEvent(t, head1, "github-actions", "success", 1234))
@@ -98,7 +100,7 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 	if checks := h.evidenceRuns(); len(checks) != 2 || checks[1]["head_sha"] != head2 || checks[1]["conclusion"] != "success" {
 		t.Fatalf("evidence check runs after the push: %+v", checks)
 	}
-	step("a push", map[string]int{getPull: 2, getSuites: 1, postCheck: 1, editComment: 1})
+	step("a push", map[string]int{getPull: 2, getSuites: 1, getFile: 4, postCheck: 1, editComment: 1})
 
 	h.deliver("pull_request_review", testenv.DeliveryID(), testenv.ReviewEvent(t, 1234, "alice", "approved"))
 	h.eventually("approved", h.commentContains(30, "· evidence: clean · approved"))

@@ -82,9 +82,10 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			}
 			h.eventually("the verification running", h.commentContains(33, "independent verification: running"))
 			// Starting the verification costs no GitHub call beyond following
-			// the pull request: the run's outcome, with it, is one edit.
+			// the pull request (its two changed files read at base and head):
+			// the run's outcome, with it, is one edit.
 			calls := h.callsSince(start)
-			if want := map[string]int{"GET /repos/{owner}/{repo}/pulls/{pull_number}": 2, "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": 1,
+			if want := map[string]int{"GET /repos/{owner}/{repo}/pulls/{pull_number}": 2, "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": 1, "GET /repos/{owner}/{repo}/contents/{path}": 4,
 				"POST /repos/{owner}/{repo}/check-runs": 1, "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}": 1}; !reflect.DeepEqual(calls, want) {
 				t.Fatalf("GitHub calls for the fix's outcome and the verification's start: %v, want %v", calls, want)
 			}
@@ -109,8 +110,10 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			}
 			got := h.callsSince(before)
 			t.Logf("GitHub calls for the verification's result: %v", got)
-			// The pull request (its head and what GitHub counts of it), then its diff.
-			if got["GET /repos/{owner}/{repo}/pulls/{pull_number}"] != 2 || got["PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"] != 1 || got["PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"] != 1 || len(got) != 3 {
+			// The pull request (its head and what GitHub counts of it), its
+			// diff and its two files at base and head, to write the check run
+			// again with the result.
+			if got["GET /repos/{owner}/{repo}/pulls/{pull_number}"] != 2 || got["GET /repos/{owner}/{repo}/contents/{path}"] != 4 || got["PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}"] != 1 || got["PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"] != 1 || len(got) != 4 {
 				t.Fatalf("GitHub calls for the verification's result: %v", got)
 			}
 

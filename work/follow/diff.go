@@ -13,10 +13,11 @@ import (
 )
 
 // checkDiff reviews a pull request's diff with the job's rules, reading
-// at head the few files whose hunks alone cannot settle a rule
-// (evidence.HeadReads, one call each). A diff GitHub will not give, or
-// gives in part (fewer files or lines than the pull request counts), is
-// said so on the review, never read as clean.
+// the changed Elixir files whole at the base and the head so that the
+// rules read them as code (evidence.FileReads: at most 16 reads, one call
+// each). A diff GitHub will not give, or gives in part (fewer files or
+// lines than the pull request counts), is said so on the review, never
+// read as clean.
 func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, pr github.PullRequest, job evidence.Job) (evidence.Review, error) {
 	diff, err := gh.PullDiff(ctx, repo, pr.Number)
 	switch {
@@ -39,18 +40,22 @@ func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, pr githu
 	if err != nil {
 		return evidence.Review{}, err
 	}
-	files := map[string]string{}
-	for _, path := range evidence.HeadReads(d, job) {
-		content, err := gh.FileAt(ctx, repo, path, pr.HeadSHA)
+	base, head := map[string]string{}, map[string]string{}
+	for _, f := range evidence.FileReads(d, job) {
+		ref, into := pr.HeadSHA, head
+		if f.Base {
+			ref, into = pr.BaseSHA, base
+		}
+		content, err := gh.FileAt(ctx, repo, f.Path, ref)
 		if errors.Is(err, github.ErrFileGone) || errors.Is(err, github.ErrFileTooLarge) || errors.Is(err, github.ErrPathRefused) || unreadable(ctx, err) != "" {
-			continue // the review then reads the hunks alone
+			continue // the review then reads what the hunks show of it
 		}
 		if err != nil {
 			return evidence.Review{}, err
 		}
-		files[path] = content
+		into[f.Path] = content
 	}
-	review := evidence.CheckWithHead(d, job, files)
+	review := evidence.CheckFiles(d, job, base, head)
 	if why := missing(d, pr.Size); why != "" && review.NotChecked == "" {
 		review = review.Unread(why)
 	}
