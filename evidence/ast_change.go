@@ -1,0 +1,249 @@
+package evidence
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// What the rules ask of a change's two sides read as code (ast.go): the
+// test a line is in, the calls around it, what a test still does.
+
+// readCode reads both sides of the change's file as code: whole, from
+// base and head when given, else from the hunks.
+func (c *change) readCode(base, head string) {
+	read := func(whole string, side byte) *source {
+		if whole != "" {
+			return parseSource([]byte(whole))
+		}
+		s := parseSource(sideText(c.file, side))
+		s.fragment = true
+		return s
+	}
+	// The two sides are parsed at once: tree-sitter's parse is most of the
+	// cost on a large diff, and a parser is one goroutine's.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if c.file.OldPath != "" {
+			c.before = read(base, '-')
+		}
+	}()
+	if c.file.NewPath != "" {
+		c.after = read(head, '+')
+	}
+	<-done
+}
+
+// newTest reports whether an added line is in a test the other side does
+// not have (by describe and name): its waits were chosen, not raised.
+// False when either side's tests are unknown.
+func (c change) newTest(l Line) bool {
+	if c.after == nil || l.Kind != '+' || c.before == nil && c.file.OldPath != "" {
+		return false
+	}
+	t := c.after.testAt(l.New)
+	return t != nil && !c.before.hasTest(t.name)
+}
+
+// stubSleep reports whether the sleep on an added line is inside an
+// anonymous function (a stub made slow, a process kept alive) or sleeps
+// forever: the test does not wait on it.
+func (c change) stubSleep(l Line) bool {
+	if l.Kind != '+' || c.after == nil {
+		return false
+	}
+	// A line's code may hold the lines after it (joinCalls): every sleep
+	// that starts there counts.
+	found := false
+	for _, name := range sleepCalls {
+		for _, i := range c.after.named[name] {
+			if s := c.after.calls[i]; s.start >= l.New && s.start < l.New+maxJoined {
+				if !s.inFn && !(len(s.args) > 0 && s.args[0] == ":infinity") {
+					return false
+				}
+				found = true
+			}
+		}
+	}
+	return found
+}
+
+// pollName is a helper that polls for a condition (ExUnit has none, so
+// each project names its own).
+var pollName = regexp.MustCompile(`^(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|poll|poll_until\w*)[!?]?$`)
+
+// pollAt reports whether an added line holds a call of a polling helper,
+// with or without parentheses.
+func (c change) pollAt(l Line) bool {
+	if l.Kind != '+' || c.after == nil {
+		return false
+	}
+	return c.after.pollSpans(l.New)
+}
+
+// pollSpans reports whether a polling helper's call holds line n.
+func (s *source) pollSpans(n int) bool {
+	for _, i := range s.polls {
+		if c := s.calls[i]; c.start <= n && n <= c.end {
+			return true
+		}
+	}
+	return false
+}
+
+// immediateAssertionReplaced reports whether a block removes an assertion
+// that was checked once (not itself polled) and no sleep: a poll added
+// there retries the assertion instead of replacing a blind wait.
+func (c change) immediateAssertionReplaced(b block) bool {
+	asserted := false
+	for _, l := range b.removed {
+		if _, found, _ := c.sleepOf(l.code); found {
+			return false
+		}
+		if pollCall.MatchString(l.code) || c.before != nil && c.pollAtOld(l) {
+			return false
+		}
+		asserted = asserted || assertion.MatchString(l.code)
+	}
+	return asserted
+}
+
+// pollAtOld is pollAt for a removed line.
+func (c change) pollAtOld(l Line) bool { return c.before.pollSpans(l.Old) }
+
+// testKeeps reports whether the test a removed line was in is still
+// there, by describe and name, making at least as many of the calls
+// counted (assertions, processes started): the lines moved or were
+// restructured, the test does not do less. False when a side is not read
+// as code or the line is in no test.
+func (c change) testKeeps(l Line, counted func(name string) bool) bool {
+	if c.before == nil || c.after == nil || c.before.broken || c.after.broken || l.Kind != '-' {
+		return false
+	}
+	was := c.before.testAt(l.Old)
+	if was == nil {
+		return false
+	}
+	count := func(s *source, name string) (n int, found bool) {
+		for i, t := range s.tests {
+			if t.name != name {
+				continue
+			}
+			found = true
+			sent := s.sentIn(i)
+			for _, call := range s.calls {
+				if call.test == i && counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
+					n++
+				}
+			}
+		}
+		return n, found
+	}
+	before, _ := count(c.before, was.name)
+	after, found := count(c.after, was.name)
+	return found && after >= before
+}
+
+// assertionCall is an ExUnit assertion, or a bang call, which raises when
+// what it checks does not hold.
+func assertionCall(name string) bool {
+	return strings.HasPrefix(name, "assert") || strings.HasPrefix(name, "refute") || strings.HasSuffix(name, "!")
+}
+
+// concurrentCall is a call that starts something running beside the test.
+func concurrentCall(name string) bool { return slices.Contains(concurrentCalls, name) }
+
+// sentIn are the tags of the messages test i sends itself (send/2 in its
+// body): waiting for one of them is the test's own plumbing, not a check
+// of the code under test.
+func (s *source) sentIn(i int) map[string]bool {
+	out := map[string]bool{}
+	for _, call := range s.calls {
+		if call.test == i && call.name == "send" && len(call.args) == 2 {
+			out[messageTag(call.args[1])] = true
+		}
+	}
+	return out
+}
+
+// messageTag is a message's leading atom: ":pool" of `{:pool, pool}`,
+// ":done" of `:done`; "" when it has none.
+func messageTag(msg string) string {
+	msg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "{"))
+	if !strings.HasPrefix(msg, ":") {
+		return ""
+	}
+	end := strings.IndexAny(msg, ", }")
+	if end < 0 {
+		end = len(msg)
+	}
+	return msg[:end]
+}
+
+// cleanupOnly reports whether an added `try do` line starts a try that
+// rescues and catches nothing.
+func (c change) cleanupOnly(l Line) bool {
+	return l.Kind == '+' && c.after != nil && slices.Contains(c.after.cleanups, l.New)
+}
+
+// testsStay reports whether each test whose definition a removed line
+// held is still in the file, by describe and name (moved into a nested
+// module, or into a describe of the same name). False when a side is not
+// read as code.
+func (c change) testsStay(removed []Line) bool {
+	if c.before == nil || c.after == nil || c.before.fragment || c.after.fragment {
+		return false
+	}
+	for _, l := range removed {
+		t := c.before.testAt(l.Old)
+		if t == nil || !c.after.hasTest(t.name) {
+			return false
+		}
+	}
+	return true
+}
+
+// unparsed notes each side read whole that does not parse as Elixir: the
+// rules then read its lines, without the tests and calls around them.
+func (c *change) unparsed() []Finding {
+	var out []Finding
+	for _, side := range []struct {
+		s    *source
+		name string
+	}{{c.before, "base"}, {c.after, "head"}} {
+		if side.s != nil && side.s.broken && !side.s.fragment {
+			out = append(out, Finding{Rule: "not-parsed", Severity: Note, File: c.path,
+				Why: "the file at the " + side.name + " does not parse as Elixir: the rules read its lines, without the tests and calls around them"})
+		}
+	}
+	return out
+}
+
+// sideText is one side of a file as its hunks show it: each line the
+// hunks show on that side ('-' for the old one, '+' for the new) at its
+// line number, blank lines elsewhere.
+func sideText(f File, side byte) []byte {
+	var b strings.Builder
+	at := 1
+	for _, h := range f.Hunks {
+		for _, l := range h.Lines {
+			n := l.New
+			if side == '-' {
+				n = l.Old
+			}
+			if n == 0 || l.Kind != ' ' && l.Kind != side {
+				continue
+			}
+			for ; at < n; at++ {
+				b.WriteByte('\n')
+			}
+			if at == n {
+				b.WriteString(l.Text)
+				b.WriteByte('\n')
+				at++
+			}
+		}
+	}
+	return []byte(b.String())
+}
