@@ -22,10 +22,12 @@ func pullLine(r runs.Run) string {
 		return ""
 	}
 	parts := []string{fmt.Sprintf("[PR #%d](%s)", p.Number, p.URL)}
-	switch p.State {
-	case runs.PullGone:
+	switch {
+	case p.State == runs.PullGone:
 		return "\n  - " + parts[0] + " no longer exists."
-	case runs.PullNotOurs:
+	case p.Unread != "" && p.Checked == "":
+		return "\n  - " + parts[0] + " not read yet: " + Text(p.Unread, 200) + "."
+	case p.State == runs.PullNotOurs:
 		where := "a repository that no longer exists"
 		if p.HeadRepo != "" {
 			where = "another repository, " + Code(p.HeadRepo, 100)

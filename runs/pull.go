@@ -38,6 +38,9 @@ type Pull struct {
 	// "pitcrew / evidence" check run.
 	Checked    string `json:"checked,omitempty"`
 	CheckRunID int64  `json:"check_run_id,omitempty"`
+	// Unread says why pitcrew could not read the pull request on its last
+	// try ("" once it did): what GitHub answered, and whether it tries again.
+	Unread string `json:"unread,omitempty"`
 	// Creating is the head whose evidence check run is being created.
 	Creating   string             `json:"creating,omitempty"`
 	Verdict    evidence.Verdict   `json:"verdict,omitempty"`

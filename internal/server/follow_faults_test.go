@@ -55,6 +55,15 @@ func TestFollowingThePullRequestFailsClosed(t *testing.T) {
 		{name: "the check run's create fails once", diff: sleep,
 			fault: func(h *harness) { h.gh.FailOn("POST /repos/{owner}/{repo}/check-runs", 502, nil, 1) },
 			shown: "evidence: 1 concern", title: "Evidence: 1 concern", conc: "neutral"},
+		{name: "the diff answers 502 on every try of the first attempt", diff: clean,
+			fault: func(h *harness) { h.gh.FailOn(diffRead, 502, nil, 4) },
+			shown: "not read yet: GitHub did not answer (it answered 502); pitcrew tries again", title: "Evidence: clean", conc: "success",
+			more: func(h *harness) {
+				h.eventually("read on the retry", h.commentContains(30, "evidence: clean"))
+			}},
+		{name: "the pull request answers 403", diff: clean,
+			fault: func(h *harness) { h.gh.FailOn("GET /repos/{owner}/{repo}/pulls/{pull_number}", 403, nil, 1) },
+			shown: "[PR #1234](https://github.com/hexpm/hexpm/pull/1234) not read yet: GitHub answered 403 for the pull request."},
 		{name: "the answer names a fork's pull request", diff: sleep,
 			fault: func(h *harness) { h.gh.SetPullHeadRepo(1234, "mallory/hexpm") },
 			shown: "is not the agent's pull request: its head is in another repository, `mallory/hexpm`",
@@ -81,6 +90,9 @@ func TestFollowingThePullRequestFailsClosed(t *testing.T) {
 			h.startOne(30)
 			h.finish("ses_1", sandbox.StatusCompleted, fixedAnswer)
 			h.eventually("the outcome with the pull request", h.commentContains(30, c.shown))
+			if c.more != nil {
+				c.more(h)
+			}
 			checks := h.evidenceRuns()
 			if c.title == "" {
 				if len(checks) != 0 {
@@ -91,9 +103,6 @@ func TestFollowingThePullRequestFailsClosed(t *testing.T) {
 				if len(checks) != 1 || checks[0]["conclusion"] != c.conc || !strings.Contains(out["title"].(string), c.title) {
 					t.Fatalf("evidence check runs: %+v", checks)
 				}
-			}
-			if c.more != nil {
-				c.more(h)
 			}
 		})
 	}

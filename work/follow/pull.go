@@ -9,6 +9,7 @@ package follow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/pitcrew/pitcrew/evidence"
@@ -25,7 +26,7 @@ import (
 // check run an earlier attempt began to create and did not record.
 func Follows(jobs *work.Registry, run runs.Run) bool {
 	followed := jobs.Of(run.Kind).Evidence != "" || len(run.FollowUps) > 0 // a profiling run asked to open its change
-	unfinished := run.PR == nil || run.PR.Creating != "" && !run.PR.TakenOver
+	unfinished := run.PR == nil || (run.PR.Creating != "" || run.PR.Unread != "") && !run.PR.TakenOver
 	return run.State.Terminal() && unfinished && followed && weburl.PullNumber(run.PullRequest(), run.Repo) > 0
 }
 
@@ -152,13 +153,11 @@ func readLocked(ctx context.Context, b *work.Env, gh github.Client, locked runs.
 	}
 	if news.Reread || run.PR == nil {
 		review, err := readPull(ctx, b, gh, repo, run, &p)
-		if err != nil {
-			return run, err
+		if err == nil && review != nil {
+			run, err = postEvidence(ctx, b, gh, repo, run, &p, *review)
 		}
-		if review != nil {
-			if run, err = postEvidence(ctx, b, gh, repo, run, &p, *review); err != nil {
-				return run, err
-			}
+		if err != nil {
+			return shownRetrying(ctx, locked, run, p, err)
 		}
 	}
 	run, err = locked.Update(ctx, run, func(r *runs.Run) error {
@@ -172,6 +171,36 @@ func readLocked(ctx context.Context, b *work.Env, gh github.Client, locked runs.
 	return run, err
 }
 
+// shownRetrying records, before the task's retry, that the pull request
+// could not be read on this try and why, so the run's comment says so
+// instead of nothing; it returns err for the retry. A head whose check run
+// was not being created is read again whole on the retry.
+func shownRetrying(ctx context.Context, locked runs.LockedPull, run runs.Run, p runs.Pull, err error) (runs.Run, error) {
+	if ctx.Err() != nil {
+		return run, err
+	}
+	p.Unread = "GitHub did not answer (" + describe(err) + "); pitcrew tries again"
+	if p.Creating == "" {
+		p.Head = ""
+	}
+	if updated, uerr := locked.Update(ctx, run, func(r *runs.Run) error {
+		p.TakenOver = p.TakenOver || r.PR != nil && r.PR.TakenOver
+		r.PR = &p
+		return nil
+	}); uerr == nil {
+		run = updated
+	}
+	return run, err
+}
+
+// describe is what went wrong in a GitHub call, for a reader: its status.
+func describe(err error) string {
+	if status := github.StatusOf(err); status != 0 {
+		return fmt.Sprintf("it answered %d", status)
+	}
+	return "no answer"
+}
+
 // readPull reads the pull request run opened, and, on a head it has not
 // seen, the head's check suites and the review of its diff, which the
 // caller posts; nil when the head was checked already.
@@ -181,9 +210,14 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 		p.State = runs.PullGone
 		return nil, nil
 	}
+	if why := unreadable(ctx, err); why != "" {
+		p.Unread = why + " for the pull request"
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	p.Unread = ""
 	switch {
 	case flaky.CommitOrigin{RepoFullName: run.Repo, HeadRepo: pr.HeadRepo}.Ownership() != flaky.Ours:
 		// A fork's head (or one whose repository is gone) is not the
