@@ -71,6 +71,13 @@ type Review struct {
 	// it); the verdict is then never clean. Findings, when any, are
 	// those of the part that was read.
 	NotChecked string `json:"not_checked,omitempty"`
+	// Siblings are the repository's tests that share a flaky fix's cause
+	// (FindSiblings), scanned at commit SiblingsAt; MoreSiblings counts
+	// those past MaxSiblings, SiblingsNote says what was not scanned.
+	Siblings     []Sibling `json:"siblings,omitempty"`
+	MoreSiblings int       `json:"more_siblings,omitempty"`
+	SiblingsAt   string    `json:"siblings_at,omitempty"`
+	SiblingsNote string    `json:"siblings_note,omitempty"`
 }
 
 // Check applies the job's rules to a parsed diff.

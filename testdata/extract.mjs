@@ -48,6 +48,7 @@ GET /repos/{owner}/{repo}/check-suites/{check_suite_id}/check-runs
 GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations
 GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs
 GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs
+GET /repos/{owner}/{repo}/tarball/{ref}
 GET /repos/{owner}/{repo}/pulls/{pull_number}
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files
 GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments

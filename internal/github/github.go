@@ -101,6 +101,10 @@ type Pulls interface {
 	// FileAt reads a file as it is at ref (a pull request's head);
 	// ErrFileGone when it is not there, ErrFileTooLarge past MaxFileAt.
 	FileAt(ctx context.Context, repo Repo, path, ref string) (string, error)
+	// TestModules reads the repository's test modules (*_test.exs) at ref
+	// from its tarball, bounded (ReadTestModules); ErrTarballCut with what
+	// was read when the repository is larger.
+	TestModules(ctx context.Context, repo Repo, ref string) (map[string]string, error)
 	// ChangedFiles lists the files a pull request changed (all pages).
 	ChangedFiles(ctx context.Context, repo Repo, number int) ([]ChangedFile, error)
 	// ReviewComments lists a review's inline comments (the first 100).

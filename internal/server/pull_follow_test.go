@@ -100,7 +100,9 @@ func TestTheAgentsPullRequestIsFollowedToItsMerge(t *testing.T) {
 	if checks := h.evidenceRuns(); len(checks) != 2 || checks[1]["head_sha"] != head2 || checks[1]["conclusion"] != "success" {
 		t.Fatalf("evidence check runs after the push: %+v", checks)
 	}
-	step("a push", map[string]int{getPull: 2, getSuites: 1, getFile: 4, postCheck: 1, editComment: 1})
+	// The new head's fix removes a sleep: the default branch's tests are
+	// scanned for siblings, from one tarball.
+	step("a push", map[string]int{getPull: 2, getSuites: 1, getFile: 4, "GET /repos/{owner}/{repo}/tarball/{ref}": 1, postCheck: 1, editComment: 1})
 
 	h.deliver("pull_request_review", testenv.DeliveryID(), testenv.ReviewEvent(t, 1234, "alice", "approved"))
 	h.eventually("approved", h.commentContains(30, "· evidence: clean · approved"))

@@ -82,10 +82,11 @@ func TestAFixIsVerifiedIndependentlyOnItsPullRequest(t *testing.T) {
 			}
 			h.eventually("the verification running", h.commentContains(33, "independent verification: running"))
 			// Starting the verification costs no GitHub call beyond following
-			// the pull request (its two changed files read at base and head):
+			// the pull request (its two changed files read at base and head, the
+			// default branch's tests scanned for siblings of the removed sleep):
 			// the run's outcome, with it, is one edit.
 			calls := h.callsSince(start)
-			if want := map[string]int{"GET /repos/{owner}/{repo}/pulls/{pull_number}": 2, "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": 1, "GET /repos/{owner}/{repo}/contents/{path}": 4,
+			if want := map[string]int{"GET /repos/{owner}/{repo}/pulls/{pull_number}": 2, "GET /repos/{owner}/{repo}/commits/{ref}/check-suites": 1, "GET /repos/{owner}/{repo}/contents/{path}": 4, "GET /repos/{owner}/{repo}/tarball/{ref}": 1,
 				"POST /repos/{owner}/{repo}/check-runs": 1, "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}": 1}; !reflect.DeepEqual(calls, want) {
 				t.Fatalf("GitHub calls for the fix's outcome and the verification's start: %v, want %v", calls, want)
 			}

@@ -1,7 +1,9 @@
 package testenv
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -454,6 +456,10 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		g.serveBlob(w, r)
 		return
 	}
+	if repo, ok := strings.CutPrefix(r.URL.Path, "/_blob/tarball/"); ok {
+		g.serveTarball(w, repo)
+		return
+	}
 	if strings.HasSuffix(r.URL.Path, "/settings/apps/new") {
 		g.serveManifestForm(w, r, body)
 		return
@@ -575,6 +581,25 @@ func (g *GitHub) page(r *http.Request, items []map[string]any) paged {
 
 // serveBlob serves a job log download. It is outside the API: a client
 // that sends its GitHub token there leaks it to the storage host.
+// serveTarball serves a repository's files (SetFile) as GitHub's tarball:
+// gzipped, every path under a folder named for the commit.
+func (g *GitHub) serveTarball(w http.ResponseWriter, repo string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	zw := gzip.NewWriter(w)
+	tw := tar.NewWriter(zw)
+	for key, content := range g.files {
+		name, ok := strings.CutPrefix(key, repo+":")
+		if !ok {
+			continue
+		}
+		_ = tw.WriteHeader(&tar.Header{Name: "hexpm-hexpm-abc1234/" + name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg})
+		_, _ = io.WriteString(tw, content)
+	}
+	_ = tw.Close()
+	_ = zw.Close()
+}
+
 func (g *GitHub) serveBlob(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "" {
 		g.t.Errorf("GitHub fake: the log download carried an Authorization header")
@@ -820,6 +845,9 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 			jobs = []map[string]any{}
 		}
 		return 200, map[string]any{"total_count": len(jobs), "jobs": jobs}
+	case "GET /repos/{owner}/{repo}/tarball/{ref}":
+		// A redirect to codeload's pre-signed URL, as GitHub answers.
+		return http.StatusFound, redirect(fmt.Sprintf("%s/_blob/tarball/%s/%s?sig=short-lived", g.URL, p["owner"], p["repo"]))
 	case "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs":
 		id, _ := strconv.ParseInt(p["job_id"], 10, 64)
 		if _, ok := g.jobLogs[id]; !ok {

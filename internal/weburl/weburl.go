@@ -38,6 +38,11 @@ func Pull(repo string, n int) string { return fmt.Sprintf("%s/%s/pull/%d", Base(
 // Issue is an issue's page.
 func Issue(repo string, n int) string { return fmt.Sprintf("%s/%s/issues/%d", Base(), repo, n) }
 
+// Line is the page of one line of a file at a commit.
+func Line(repo, sha, path string, line int) string {
+	return fmt.Sprintf("%s/%s/blob/%s/%s#L%d", Base(), repo, sha, path, line)
+}
+
 // PullNumber reads the number of a pull request page of repo (as Pull
 // writes it, any case); 0 when url is not one.
 func PullNumber(url, repo string) int {

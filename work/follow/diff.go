@@ -18,7 +18,7 @@ import (
 // each). A diff GitHub will not give, or gives in part (fewer files or
 // lines than the pull request counts), is said so on the review, never
 // read as clean.
-func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, pr github.PullRequest, job evidence.Job) (evidence.Review, error) {
+func checkDiff(ctx context.Context, gh github.Client, cache siblingCache, repo github.Repo, pr github.PullRequest, job evidence.Job) (evidence.Review, error) {
 	diff, err := gh.PullDiff(ctx, repo, pr.Number)
 	switch {
 	case errors.Is(err, github.ErrDiffTooLarge):
@@ -58,6 +58,9 @@ func checkDiff(ctx context.Context, gh github.Client, repo github.Repo, pr githu
 	review := evidence.CheckFiles(d, job, base, head)
 	if why := missing(d, pr.Size); why != "" && review.NotChecked == "" {
 		review = review.Unread(why)
+	}
+	if job == evidence.JobFlaky {
+		scanSiblings(ctx, gh, cache, repo, pr, d, base, &review)
 	}
 	return review, nil
 }

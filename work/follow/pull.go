@@ -245,7 +245,7 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 	if job == "" {
 		return nil, nil // a job without reviewer rules: its pull request is followed, its diff not checked
 	}
-	review, err := checkDiff(ctx, gh, repo, pr, job)
+	review, err := checkDiff(ctx, gh, b.Ledger, repo, pr, job)
 	if err != nil {
 		return nil, err
 	}
@@ -309,5 +309,5 @@ func postEvidence(ctx context.Context, b *work.Env, gh github.Client, repo githu
 // evidenceOutput is the evidence check run of a pull request run opened:
 // the review of its diff, then what the run's own log shows.
 func evidenceOutput(job evidence.Job, run runs.Run, pr int, review evidence.Review) github.CheckOutput {
-	return publish.WithRunLog(publish.RenderEvidence(job, pr, review), job, run)
+	return publish.WithSiblings(publish.WithRunLog(publish.RenderEvidence(job, pr, review), job, run), run.Repo, review)
 }

@@ -58,6 +58,8 @@ type Fake struct {
 	Diffs map[int]string
 	// HeadFiles are the repository's files at a pull request's head, by path.
 	HeadFiles map[string]string
+	// Tests are the repository's test modules, by path (TestModules).
+	Tests map[string]string
 	// DiffErrs are what PullDiff answers instead of a diff.
 	DiffErrs map[int]error
 	// Files are the files each pull request changed.

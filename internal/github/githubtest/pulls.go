@@ -121,6 +121,17 @@ func (f *Fake) ReactToReviewComment(_ context.Context, _ github.Repo, id int64, 
 	return nil
 }
 
+// TestModules implements github.Pulls from Tests.
+func (f *Fake) TestModules(context.Context, github.Repo, string) (map[string]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for p, c := range f.Tests {
+		out[p] = c
+	}
+	return out, nil
+}
+
 // FileAt implements github.Pulls from HeadFiles (whatever the ref).
 func (f *Fake) FileAt(_ context.Context, _ github.Repo, path, _ string) (string, error) {
 	f.mu.Lock()
