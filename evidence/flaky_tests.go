@@ -79,10 +79,20 @@ type hinted struct {
 }
 
 // MatchString reports whether s matches, looking for a hint first.
-func (h hinted) MatchString(s string) bool {
+func (h hinted) MatchString(s string) bool { return h.hinted(s) && h.Regexp.MatchString(s) }
+
+// FindStringSubmatch is the regexp's, looking for a hint first.
+func (h hinted) FindStringSubmatch(s string) []string {
+	if !h.hinted(s) {
+		return nil
+	}
+	return h.Regexp.FindStringSubmatch(s)
+}
+
+func (h hinted) hinted(s string) bool {
 	for _, x := range h.hints {
 		if strings.Contains(s, x) {
-			return h.Regexp.MatchString(s)
+			return true
 		}
 	}
 	return false

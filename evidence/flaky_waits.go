@@ -13,9 +13,9 @@ import (
 // repository's configuration, and through a wait helper's defaults.
 
 var (
-	suiteKey   = regexp.MustCompile(`\b((?:assert|refute)_receive_timeout):\s*(.+?)\s*(?:[,)\]]\s*$|$)`)
-	suitePut   = regexp.MustCompile(`\b(?:put_env\(\s*:ex_unit\s*,|Keyword\.put\(\s*\w+\s*,)\s*:((?:assert|refute)_receive_timeout)\s*,\s*(.+)\)`)
-	envRead    = regexp.MustCompile(`\bSystem\.(get_env|fetch_env!?)\b`)
+	suiteKey   = hinted{regexp.MustCompile(`\b((?:assert|refute)_receive_timeout):\s*(.+?)\s*(?:[,)\]]\s*$|$)`), []string{"_receive_timeout"}}
+	suitePut   = hinted{regexp.MustCompile(`\b(?:put_env\(\s*:ex_unit\s*,|Keyword\.put\(\s*\w+\s*,)\s*:((?:assert|refute)_receive_timeout)\s*,\s*(.+)\)`), []string{"_receive_timeout"}}
+	envRead    = hinted{regexp.MustCompile(`\bSystem\.(get_env|fetch_env!?)\b`), []string{"System."}}
 	intLiteral = regexp.MustCompile(`\b[0-9][0-9_]*\b`)
 	// ciTimeoutVar is a CI variable a test suite reads its waits from
 	// (ELIXIR_ASSERT_TIMEOUT, EXUNIT_TIMEOUT_MULTIPLIER).
@@ -160,7 +160,8 @@ func isRate(key string) bool {
 // own.
 func (c change) timerValues(l Line) map[string]int64 {
 	out := map[string]int64{}
-	if tagLine.MatchString(l.code) {
+	// Every value read is a number, :timer's or :infinity.
+	if tagLine.MatchString(l.code) || !strings.ContainsAny(l.code, "0123456789") && !strings.Contains(l.code, ":infinity") {
 		return out
 	}
 	for _, m := range append(keyInt.FindAllStringSubmatch(l.code, -1), appEnvInt.FindAllStringSubmatch(l.code, -1)...) {
