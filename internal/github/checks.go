@@ -66,17 +66,23 @@ func (g *restGitHub) JobLog(ctx context.Context, repo Repo, jobID int64) (io.Rea
 	if err != nil {
 		return nil, fmt.Errorf("locating the log of job %d: %w", jobID, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	return g.fetch(ctx, u.String(), fmt.Sprintf("the log of job %d", jobID))
+}
+
+// fetch downloads what GitHub redirected to (a pre-signed URL: no GitHub
+// credential is sent); what names it in errors.
+func (g *restGitHub) fetch(ctx context.Context, u, what string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := g.download.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("downloading the log of job %d: %w", jobID, err)
+		return nil, fmt.Errorf("downloading %s: %w", what, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		return nil, fmt.Errorf("downloading the log of job %d: %s", jobID, resp.Status)
+		return nil, fmt.Errorf("downloading %s: %s", what, resp.Status)
 	}
 	return resp.Body, nil
 }

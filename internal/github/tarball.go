@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"path"
 	"strings"
 
@@ -36,19 +35,12 @@ func (g *restGitHub) TestModules(ctx context.Context, repo Repo, ref string) (ma
 	if err != nil {
 		return nil, fmt.Errorf("locating the tarball of %s at %s: %w", repo, ref, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	body, err := g.fetch(ctx, u.String(), "the tarball of "+repo.String())
 	if err != nil {
 		return nil, err
 	}
-	got, err := g.download.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("downloading the tarball of %s: %w", repo, err)
-	}
-	defer got.Body.Close()
-	if got.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("downloading the tarball of %s: %s", repo, got.Status)
-	}
-	return ReadTestModules(io.LimitReader(got.Body, MaxTarball))
+	defer body.Close()
+	return ReadTestModules(io.LimitReader(body, MaxTarball))
 }
 
 // ReadTestModules reads the test modules (*_test.exs, outside deps/ and
