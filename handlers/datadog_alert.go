@@ -43,11 +43,11 @@ func acceptDatadog(_ func(string) string, body []byte) (string, error) {
 // AlertConfig configures fixes for Datadog alerts (section alerts).
 type AlertConfig struct {
 	Enabled bool   `yaml:"enabled"`
-	Label   string `yaml:"label"` // on the tracking issue
+	Label   string `yaml:"label" doc:"a label name, 1 to 50 characters"` // on the tracking issue
 	// StartOn lists the transitions that may start a run.
-	StartOn []string `yaml:"start_on"`
+	StartOn []string `yaml:"start_on" doc:"a list of Datadog transitions: Triggered, Re-Triggered, Renotify, No Data, Re-No Data, Warn, Re-Warn"`
 	// SkipTags mark alerts a code change will not fix (infrastructure).
-	SkipTags []string `yaml:"skip_tags"`
+	SkipTags []string `yaml:"skip_tags" doc:"a list of Datadog tags"`
 }
 
 var datadogConfig = repoconfig.Section[AlertConfig]{

@@ -88,7 +88,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 			log.Warn().Err(err).Msg("ignoring a label: the repository configuration is invalid")
 			return nil
 		}
-		return notice(label, fmt.Sprintf("Nothing was started: pitcrew could not use `%s` (%s): %s\n\nFix the file, then remove the `%s` label and add it again.", cfgErr.Path, publish.Text(cfgErr.Source, 200), publish.Text(cfgErr.Err.Error(), 500), label))
+		return notice(label, fmt.Sprintf("Nothing was started: %s\n\nFix the file, then remove the %s label and add it again.", work.ConfigTrouble(cfgErr), publish.Code(label, 50)))
 	}
 	if err != nil {
 		return err

@@ -44,6 +44,13 @@ func NewBase(b Base) Base {
 	return b
 }
 
+// SourceTitle names the outside service whose alerts start runs of kind k,
+// "" for a job GitHub events start.
+func SourceTitle(k runs.Kind) string { return jobs.SourceTitle(k) }
+
+// ConfigSchema is .github/pitcrew.yml as the registered jobs make it.
+func ConfigSchema() repoconfig.Schema { return jobs.Schema() }
+
 // Sources are the outside services with a hook of their own.
 func Sources() []*work.Source { return jobs.Sources() }
 

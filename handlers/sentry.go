@@ -40,7 +40,7 @@ const kindSentry runs.Kind = "sentry"
 // SentryConfig configures fixes for Sentry issue alerts (section sentry).
 type SentryConfig struct {
 	Enabled bool   `yaml:"enabled"`
-	Label   string `yaml:"label"` // on the tracking issue
+	Label   string `yaml:"label" doc:"a label name, 1 to 50 characters"` // on the tracking issue
 }
 
 var sentryConfig = repoconfig.Section[SentryConfig]{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github"
@@ -35,9 +36,33 @@ func (e *Env) CommandConfig(ctx context.Context, gh github.Client, repo github.R
 	cfg, err = e.LoadConfig(ctx, gh, repo)
 	var cfgErr *repoconfig.Error
 	if errors.As(err, &cfgErr) {
-		return cfg, fmt.Sprintf("Nothing was started: pitcrew could not use `%s`: %s", cfgErr.Path, publish.Text(cfgErr.Err.Error(), 500)), nil
+		return cfg, "Nothing was started: " + ConfigTrouble(cfgErr), nil
 	}
 	return cfg, "", err
+}
+
+// maxProblems bounds the problems of a configuration a comment lists.
+const maxProblems = 10
+
+// ConfigTrouble says, as Markdown, why a configuration file could not be
+// used: the file, the repository and ref it was read at, then each
+// problem in the words of `pitcrew check-config`, one per line.
+func ConfigTrouble(e *repoconfig.Error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pitcrew could not use %s as read from %s:\n", publish.Code(e.Path, 200), publish.Code(e.Source, 300))
+	var problems repoconfig.Problems
+	if !errors.As(e.Err, &problems) {
+		problems = repoconfig.Problems{{Msg: e.Err.Error()}}
+	}
+	for i, p := range problems {
+		if i == maxProblems {
+			fmt.Fprintf(&b, "\n- and %d more", len(problems)-maxProblems)
+			break
+		}
+		b.WriteString("\n- " + publish.Text(p.String(), 300))
+	}
+	b.WriteString("\n\n`pitcrew check-config` finds the same problems in a checkout, before a push.")
+	return b.String()
 }
 
 // Refuse answers someone without write access, once a day per issue and

@@ -108,6 +108,14 @@ func (e *Env) LoadConfig(ctx context.Context, gh github.Client, repo github.Repo
 		if raw, err = gh.LoadConfig(ctx, repo); err != nil {
 			return repoconfig.Config{}, fmt.Errorf("loading %s of %s: %w", repoconfig.Path, repo, err)
 		}
+		// The loader leaves the ref of the repository's own file empty
+		// ("owner/name@"); a problem is reported with the ref it was read
+		// at, and only a file with one costs the extra call.
+		if strings.HasSuffix(raw.Source, "@") && len(raw.Content) > 0 {
+			if _, bad := e.Jobs.Schema().Parse(raw.Content); bad != nil {
+				raw.Source = namedRef(ctx, gh, repo, raw.Source)
+			}
+		}
 		if enc, err := json.Marshal(raw); err == nil {
 			_ = e.Ledger.Cache(ctx, ConfigCacheName(repo), enc, configTTL)
 		}
@@ -117,6 +125,16 @@ func (e *Env) LoadConfig(ctx context.Context, gh github.Client, repo github.Repo
 		return repoconfig.Config{}, &repoconfig.Error{Source: raw.Source, Path: raw.Path, Err: err}
 	}
 	return cfg, nil
+}
+
+// namedRef is source ("owner/name@") with repo's default branch after the @.
+func namedRef(ctx context.Context, gh github.Client, repo github.Repo, source string) string {
+	branch, err := gh.DefaultBranch(ctx, repo)
+	if err != nil || branch == "" {
+		zerolog.Ctx(ctx).Warn().Err(err).Msg("could not read the default branch the configuration was read at")
+		return strings.TrimSuffix(source, "@") + " (default branch)"
+	}
+	return source + branch
 }
 
 // JobConfig loads the repository configuration for a signal that has no
@@ -132,7 +150,11 @@ func (e *Env) JobConfig(ctx context.Context, gh github.Client, repo github.Repo,
 	if err != nil {
 		return cfg, false, err
 	}
-	return cfg, enabled(cfg), nil
+	if !enabled(cfg) {
+		zerolog.Ctx(ctx).Debug().Msg("ignoring the event: the job is off in .github/pitcrew.yml (its enabled key)")
+		return cfg, false, nil
+	}
+	return cfg, true, nil
 }
 
 // ReserveIssue takes one of the repository's issues for today

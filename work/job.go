@@ -87,6 +87,15 @@ func (r *Registry) Job(k runs.Kind) (Job, bool) {
 // Schema is .github/pitcrew.yml: the shared keys and each job's section.
 func (r *Registry) Schema() repoconfig.Schema { return r.schema }
 
+// SourceTitle names the outside service whose alerts start runs of kind k
+// ("Datadog"); "" for a job GitHub events start.
+func (r *Registry) SourceTitle(k runs.Kind) string {
+	if j, ok := r.Job(k); ok && j.Source != nil {
+		return j.Source.Title
+	}
+	return ""
+}
+
 // Sources are the outside services with a hook of their own.
 func (r *Registry) Sources() []*Source {
 	var out []*Source

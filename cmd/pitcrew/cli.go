@@ -19,7 +19,8 @@ var subcommands = []subcommand{
 		func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return replayCommand(args, stdout, stderr)
 		}, false},
-	{"runs", "[-config FILE] list | show RUN_ID | retry RUN_ID", "lists, shows or retries the runs in the ledger of REDIS_URL",
+	{"check-config", "[FILE|-]", "checks a .github/pitcrew.yml offline, as pitcrew reads it, and prints the settings that apply or each problem", checkConfigCommand, true},
+	{"runs", "[-config FILE] list | show RUN_ID | retry RUN_ID", "lists, shows or retries the runs in the ledger of REDIS_URL (or of the embedded Redis of a pitcrew running here)",
 		func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return runsCommand(args, stdout, stderr)
 		}, false},

@@ -62,6 +62,9 @@ type Config interface {
 	// LoadConfig reads the raw .github/pitcrew.yml of repo, falling back to
 	// the owner's .github repository; an empty Content means no file.
 	LoadConfig(ctx context.Context, repo Repo) (appconfig.Config, error)
+	// DefaultBranch is the name of repo's default branch, the ref
+	// LoadConfig reads (its Source leaves the ref empty).
+	DefaultBranch(ctx context.Context, repo Repo) (string, error)
 }
 
 // Issues are issues, their comments and labels, and who may act on them.

@@ -60,6 +60,14 @@ func (g *restGitHub) LoadConfig(ctx context.Context, repo Repo) (appconfig.Confi
 	return g.loader.LoadConfig(ctx, g.c, repo.Owner, repo.Name, "")
 }
 
+func (g *restGitHub) DefaultBranch(ctx context.Context, repo Repo) (string, error) {
+	r, _, err := g.c.Repositories.Get(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", repo, err)
+	}
+	return r.GetDefaultBranch(), nil
+}
+
 func (g *restGitHub) Permission(ctx context.Context, repo Repo, user string) (string, error) {
 	p, _, err := g.c.Repositories.GetPermissionLevel(ctx, repo.Owner, repo.Name, user)
 	if isStatus(err, http.StatusNotFound) {

@@ -12,6 +12,8 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -95,50 +97,93 @@ func (s Schema) Defaults() Config {
 	return c
 }
 
-// Parse reads a configuration file strictly: unknown keys, wrong types and
-// out-of-range values are errors, never silently defaulted.
-func (s Schema) Parse(content []byte) (Config, error) {
-	cfg := s.Defaults()
-	if len(bytes.TrimSpace(content)) == 0 {
-		return cfg, nil
-	}
-	// One struct with a field per section, so the strict decoder reports
-	// an unknown key anywhere, with its line in the file.
+// fileType is the whole file as one struct, a field per section, so that
+// one strict decode reads every key.
+func (s Schema) fileType() reflect.Type {
 	fields := []reflect.StructField{
-		{Name: "DailyLimit", Type: reflect.TypeFor[int](), Tag: `yaml:"daily_limit"`},
-		{Name: "DailyIssueLimit", Type: reflect.TypeFor[int](), Tag: `yaml:"daily_issue_limit"`},
+		{Name: "DailyLimit", Type: reflect.TypeFor[int](), Tag: `yaml:"daily_limit" doc:"a whole number of runs per day, all jobs together, 0 to 1000"`},
+		{Name: "DailyIssueLimit", Type: reflect.TypeFor[int](), Tag: `yaml:"daily_issue_limit" doc:"a whole number of issues per day, 0 to 1000"`},
 	}
 	for i, p := range s.parts {
 		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("S%d", i), Type: p.zero(), Tag: reflect.StructTag(fmt.Sprintf("yaml:%q", p.key()))})
 	}
-	file := reflect.New(reflect.StructOf(fields))
-	file.Elem().Field(0).SetInt(int64(cfg.DailyLimit))
-	file.Elem().Field(1).SetInt(int64(cfg.DailyIssueLimit))
+	return reflect.StructOf(fields)
+}
+
+// file is c as a value of fileType.
+func (s Schema) file(c Config) reflect.Value {
+	file := reflect.New(s.fileType())
+	file.Elem().Field(0).SetInt(int64(c.DailyLimit))
+	file.Elem().Field(1).SetInt(int64(c.DailyIssueLimit))
 	for i, p := range s.parts {
-		file.Elem().Field(i + 2).Set(reflect.ValueOf(cfg.sections[p.key()]))
+		v, ok := c.sections[p.key()]
+		if !ok {
+			v = p.defaultValue()
+		}
+		file.Elem().Field(i + 2).Set(reflect.ValueOf(v))
+	}
+	return file
+}
+
+// Parse reads a configuration file strictly: unknown keys, wrong types and
+// out-of-range values are errors, never silently defaulted. The error is
+// Problems, each with its line and key.
+func (s Schema) Parse(content []byte) (Config, error) {
+	cfg := s.Defaults()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(content, &doc); err != nil {
+		return Config{}, Problems{syntaxProblem(err)}
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+		return cfg, nil // empty, or comments only
+	}
+	root, file := doc.Content[0], s.file(cfg)
+	if root.Kind != yaml.MappingNode {
+		return Config{}, Problems{{Line: root.Line, Msg: fmt.Sprintf("the file holds %s, not a set of keys (the top-level keys are: %s)",
+			shown(root), strings.Join(keysOf(file.Elem().Type()), ", "))}}
+	}
+	r := reader{lines: map[string]int{}}
+	r.mapping("", root, file.Elem().Type(), file.Elem())
+	if len(r.problems) > 0 {
+		return Config{}, r.problems
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(content))
 	dec.KnownFields(true)
 	if err := dec.Decode(file.Interface()); err != nil && !errors.Is(err, io.EOF) {
-		// The struct built above is no name to show users.
-		return Config{}, errors.New(builtStruct.ReplaceAllString(err.Error(), "at the top level"))
+		// The walk above words every error it knows; this is the rest.
+		return Config{}, Problems{{Msg: builtStruct.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "at the top level")}}
 	}
 	cfg.DailyLimit = int(file.Elem().Field(0).Int())
 	cfg.DailyIssueLimit = int(file.Elem().Field(1).Int())
-	switch {
-	case cfg.DailyLimit < 0 || cfg.DailyLimit > 1000:
-		return Config{}, errors.New("daily_limit must be between 0 and 1000")
-	case cfg.DailyIssueLimit < 0 || cfg.DailyIssueLimit > 1000:
-		return Config{}, errors.New("daily_issue_limit must be between 0 and 1000")
+	for _, limit := range []struct {
+		key string
+		n   int
+	}{{"daily_limit", cfg.DailyLimit}, {"daily_issue_limit", cfg.DailyIssueLimit}} {
+		if limit.n < 0 || limit.n > 1000 {
+			r.add(r.lines[limit.key], "", "%s must be between 0 and 1000", limit.key)
+		}
 	}
 	for i, p := range s.parts {
 		v := file.Elem().Field(i + 2).Interface()
 		if err := p.check(v); err != nil {
-			return Config{}, err
+			line := r.at(err.Error())
+			if line == 0 {
+				line = r.lines[p.key()]
+			}
+			r.add(line, "", "%s", err.Error())
 		}
 		cfg.sections[p.key()] = v
 	}
+	if len(r.problems) > 0 {
+		sort.SliceStable(r.problems, func(i, j int) bool { return r.problems[i].Line < r.problems[j].Line })
+		return Config{}, r.problems
+	}
 	return cfg, nil
+}
+
+// YAML writes c as a file: every key with the value that applies.
+func (s Schema) YAML(c Config) ([]byte, error) {
+	return yaml.Marshal(s.file(c).Interface())
 }
 
 // Error is a configuration file that could not be used. It is shown to

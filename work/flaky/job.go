@@ -40,9 +40,9 @@ const DefaultLabel = "flaky"
 // Config configures the flaky-test job (section flaky).
 type Config struct {
 	Enabled    bool          `yaml:"enabled"`
-	Label      string        `yaml:"label"`
-	VerifyRuns int           `yaml:"verify_runs"` // how often the agent runs the fixed test
-	Cooldown   time.Duration `yaml:"cooldown"`    // how long a finished run answers for its test
+	Label      string        `yaml:"label" doc:"a label name, 1 to 50 characters"`
+	VerifyRuns int           `yaml:"verify_runs" doc:"a whole number of runs of the fixed test, 1 to 500"` // how often the agent runs the fixed test
+	Cooldown   time.Duration `yaml:"cooldown" doc:"a duration such as 90m or 24h, 0s to 720h"`             // how long a finished run answers for its test
 	// TrackIssues opens one issue per test seen flaking in CI, labelled
 	// with Label, so its history has a home.
 	TrackIssues bool `yaml:"track_issues"`
@@ -54,7 +54,7 @@ type Config struct {
 	Dashboard bool `yaml:"dashboard"`
 	// Verify is how a fix's pull request is verified: "independent" (a
 	// separate session runs the test on its base and head) or "off".
-	Verify string `yaml:"verify"`
+	Verify string `yaml:"verify" doc:"independent or off"`
 }
 
 // VerifyIndependent asks for an independent verification of each fix.

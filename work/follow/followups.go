@@ -16,7 +16,7 @@ import (
 // FollowUpConfig bounds the follow-ups of a run (section followups): the
 // reviews and /pitcrew open-pr that send its session another message.
 type FollowUpConfig struct {
-	MaxPerRun int `yaml:"max_per_run"`
+	MaxPerRun int `yaml:"max_per_run" doc:"a whole number of follow-ups per run, 0 to 20"`
 }
 
 var FollowUps = repoconfig.Section[FollowUpConfig]{

@@ -39,7 +39,7 @@ type Config struct {
 	Enabled bool `yaml:"enabled"`
 	// Paths are the migration directories, as path.Match patterns ending in
 	// "migrations/" ("*" matches one directory name).
-	Paths []string `yaml:"paths"`
+	Paths []string `yaml:"paths" doc:"a list of 1 to 20 directory patterns ending in migrations/"`
 }
 
 // Section is the migrations section of .github/pitcrew.yml.

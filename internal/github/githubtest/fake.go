@@ -117,6 +117,9 @@ func (f *Fake) LoadConfig(_ context.Context, repo github.Repo) (appconfig.Config
 	return appconfig.Config{Content: []byte(f.Config), Source: repo.String() + "@main", Path: ".github/pitcrew.yml"}, nil
 }
 
+// DefaultBranch implements github.Config: "main".
+func (f *Fake) DefaultBranch(context.Context, github.Repo) (string, error) { return "main", nil }
+
 // WritesSoFar is a copy of Writes.
 func (f *Fake) WritesSoFar() []string {
 	f.mu.Lock()
