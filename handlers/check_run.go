@@ -98,6 +98,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 		}
 	}
 	if len(failed) == 0 {
+		zerolog.Ctx(ctx).Debug().Str("name", ev.Name).Msg("ignoring the check run: no check run of the same name failed on this commit, so nothing passed on a retry")
 		return nil
 	}
 	passing, err := exunit.ParseLog(strings.NewReader(ev.Text))

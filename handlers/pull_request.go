@@ -107,8 +107,12 @@ func (h *PullRequest) Handle(ctx context.Context, _, deliveryID string, payload 
 		return err
 	}
 	changed, err := gh.ChangedFiles(ctx, ev.Repo, ev.Number)
-	if err != nil || !profiling.MayHoldMigrations(changed) {
+	if err != nil {
 		return err
+	}
+	if !profiling.MayHoldMigrations(changed) {
+		zerolog.Ctx(ctx).Debug().Int("files", len(changed)).Msg("ignoring the merge: it changed no file under a migrations/ directory")
+		return nil
 	}
 	cfg, proceed, err := h.JobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return profiling.Section.Of(c).Enabled })
 	if !proceed {
@@ -116,6 +120,7 @@ func (h *PullRequest) Handle(ctx context.Context, _, deliveryID string, payload 
 	}
 	files := profiling.Files(changed, profiling.Section.Of(cfg).Paths)
 	if len(files) == 0 {
+		zerolog.Ctx(ctx).Debug().Strs("paths", profiling.Section.Of(cfg).Paths).Msg("ignoring the merge: it changed no file under the migration paths of .github/pitcrew.yml (migrations.paths)")
 		return nil
 	}
 	return profiling.Start(ctx, &h.Base, gh, profiling.Signal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,

@@ -75,6 +75,7 @@ func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte)
 		}
 	}
 	if !profiling.MayHoldMigrations(ev.Changed) {
+		zerolog.Ctx(ctx).Debug().Msg("ignoring the push: it changed no file under a migrations/ directory")
 		return nil
 	}
 	ctx = zerolog.Ctx(ctx).With().Str("repo", ev.Repo.String()).Str("commit", ev.After).Logger().WithContext(ctx)
@@ -88,6 +89,7 @@ func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte)
 	}
 	files := profiling.Files(ev.Changed, profiling.Section.Of(cfg).Paths)
 	if len(files) == 0 {
+		zerolog.Ctx(ctx).Debug().Strs("paths", profiling.Section.Of(cfg).Paths).Msg("ignoring the push: it changed no file under the migration paths of .github/pitcrew.yml (migrations.paths)")
 		return nil
 	}
 	if pr, err := gh.MergedPullFor(ctx, ev.Repo, ev.After); err != nil || pr != 0 {

@@ -95,7 +95,9 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		return err
 	}
 	if ev.Attempt < 2 && ev.CheckSuiteID <= 0 {
-		return nil // a first attempt can only hold in-job retries, found through its suite
+		// a first attempt can only hold in-job retries, found through its suite
+		zerolog.Ctx(ctx).Debug().Msg("ignoring the run: it passed at its first attempt and names no check suite to find retries in a job through")
+		return nil
 	}
 	cfg, proceed, err := h.JobConfig(ctx, gh, ev.Repo, flaky.Enabled)
 	if !proceed {
@@ -109,7 +111,9 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		}
 	}
 	if ev.Attempt < 2 && len(logs) == 0 {
-		return nil // a green run with no retried test: nothing to report
+		zerolog.Ctx(ctx).Debug().Bool("in_job_retries", flaky.Of(cfg).InJobRetries).
+			Msg("ignoring the run: it passed at its first attempt, and no job of it passed after its tests failed (flaky.in_job_retries)")
+		return nil
 	}
 	// Only now, with something to act on: is the commit the repository's?
 	if ours, err := flaky.IsOurs(ctx, gh, ev.Repo, ev.Origin, ev.HeadSHA); !ours {

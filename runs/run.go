@@ -35,7 +35,10 @@ type Run struct {
 	Origin int `json:"issue,omitempty"`
 	// About names what the run works on: a test (path:line), a merge
 	// commit, an alert id.
-	About    string          `json:"about,omitempty"`
+	About string `json:"about,omitempty"`
+	// Title is what people call the subject when About is an id: an
+	// alert's title, as its source wrote it (outside text, one line).
+	Title    string          `json:"title,omitempty"`
 	Data     json.RawMessage `json:"data,omitempty"` // the job's own; see its declaration
 	Delivery string          `json:"delivery"`       // the delivery or task that created the run
 

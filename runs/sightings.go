@@ -48,13 +48,16 @@ func (l *Ledger) flakyTestsKey(repo string) string {
 	return l.prefix + "flaky-tests:" + strings.ToLower(repo)
 }
 func (l *Ledger) flakyReposKey() string         { return l.prefix + "flaky-repos" }
+func (l *Ledger) flakyRepoNamesKey() string     { return l.prefix + "flaky-repo-names" }
 func (l *Ledger) sightingKey(key string) string { return l.prefix + "seen:" + key }
 
 // sightingScript counts one sighting of a test, once per occurrence (a
 // retried task or a redelivered event counts nothing twice): its totals, its
 // count for the day (ARGV[9], days since 1970; days past the kept 90 are
 // dropped), and its place in the repository's index (KEYS[5], by last
-// sighting) and the index's in the list of repositories (KEYS[6]).
+// sighting) and the index's in the list of repositories (KEYS[6], by the
+// lower-case name GitHub matches names by), with the name as GitHub
+// spells it (KEYS[7]).
 var sightingScript = redis.NewScript(`
 local now, ttl, day = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[9])
 if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
@@ -74,6 +77,7 @@ if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
   redis.call('ZREMRANGEBYRANK', KEYS[5], 0, -tonumber(ARGV[11]) - 1)
   redis.call('ZADD', KEYS[6], now, ARGV[10])
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - ttl)
+  redis.call('HSET', KEYS[7], ARGV[10], ARGV[12])
 end
 for i = 1, 5 do redis.call('EXPIRE', KEYS[i], ttl) end
 local f = redis.call('HMGET', KEYS[1], 'count', 'first_seen', 'last_seen')
@@ -96,9 +100,9 @@ func (l *Ledger) sightingCall(repo string, s Seen) *scriptCall {
 	base := l.sightingKey(s.Key)
 	now := l.now()
 	return &scriptCall{script: sightingScript,
-		keys: []string{base, base + ":occurrences", base + ":commits", base + ":days", l.flakyTestsKey(repo), l.flakyReposKey()},
+		keys: []string{base, base + ":occurrences", base + ":commits", base + ":days", l.flakyTestsKey(repo), l.flakyReposKey(), l.flakyRepoNamesKey()},
 		args: []any{s.Occurrence, s.Commit, now.Unix(), int64(SightingsKept / time.Second), s.Where, s.Name, s.Module, s.Key,
-			now.Unix() / 86400, strings.ToLower(repo), maxTestsPerRepo}}
+			now.Unix() / 86400, strings.ToLower(repo), maxTestsPerRepo, repo}}
 }
 
 // sightingOf reads the totals a sightingCall answered.
@@ -204,9 +208,22 @@ func (l *Ledger) FlakyTests(ctx context.Context, repo string, limit int) ([]Flak
 }
 
 // FlakyRepos lists the repositories with a test seen flaking in the last
-// 90 days (lower-cased), most recent first.
+// 90 days, named as GitHub spells them, most recent first.
 func (l *Ledger) FlakyRepos(ctx context.Context, limit int64) ([]string, error) {
-	return l.rdb.ZRevRange(ctx, l.flakyReposKey(), 0, limit-1).Result()
+	lower, err := l.rdb.ZRevRange(ctx, l.flakyReposKey(), 0, limit-1).Result()
+	if err != nil || len(lower) == 0 {
+		return lower, err
+	}
+	names, err := l.rdb.HMGet(ctx, l.flakyRepoNamesKey(), lower...).Result()
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range names {
+		if s, ok := n.(string); ok && strings.EqualFold(s, lower[i]) {
+			lower[i] = s // else a sighting recorded before names were kept
+		}
+	}
+	return lower, nil
 }
 
 func str(v any) string { s, _ := v.(string); return s }

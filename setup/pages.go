@@ -11,6 +11,8 @@ var startPage = template.Must(template.New("start").Parse(`<!doctype html><html>
 <h1>Register pitcrew as a GitHub App</h1>
 {{with .Error}}<p class="err" id="error">{{.}}</p>{{end}}
 <p>pitcrew has no GitHub App yet. Register one: GitHub creates it from pitcrew's manifest (<code>app.yml</code>) and sends you back here.</p>
+{{with .HookURL}}<div class="err" id="webhook-warning"><p>GitHub.com cannot deliver webhooks to <code>{{.}}</code>, the URL this registration gives it: {{$.HookWhy}}. Registered like this, the app would never receive an event.</p>
+<p>On a laptop, create a channel on <a href="https://smee.io">smee.io</a>, set <code>PITCREW_WEBHOOK_PROXY_URL</code> to its URL and restart pitcrew: GitHub then posts to the channel and pitcrew reads it itself. On a server, set <code>PITCREW_PUBLIC_URL</code> to the address GitHub reaches it at. (A GitHub Enterprise Server on the same network may reach it as it is.)</p></div>{{end}}
 <form method="post" action="/setup/start">
 {{with .Token}}<input type="hidden" name="setup_token" value="{{.}}">{{end}}
 <fieldset><legend>Register it on</legend>

@@ -120,7 +120,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case page && len(s.Missing) > 0:
 		render(w, http.StatusOK, missingPage, map[string][]string{"Missing": s.Missing})
 	case r.Method == http.MethodGet && r.URL.Path == "/":
-		render(w, http.StatusOK, startPage, map[string]string{"Token": r.FormValue("setup_token")})
+		render(w, http.StatusOK, startPage, s.startData(map[string]string{"Token": r.FormValue("setup_token")}))
 	case r.Method == http.MethodPost && r.URL.Path == "/setup/start":
 		s.start(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/setup/callback":
@@ -137,7 +137,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	if r.PostForm.Get("account") == "organization" {
 		org := r.PostForm.Get("org")
 		if !orgName.MatchString(org) {
-			render(w, http.StatusBadRequest, startPage, map[string]string{"Error": "That is not an organisation name.", "Token": r.PostForm.Get("setup_token")})
+			render(w, http.StatusBadRequest, startPage, s.startData(map[string]string{"Error": "That is not an organisation name.", "Token": r.PostForm.Get("setup_token")}))
 			return
 		}
 		target = strings.TrimRight(s.GitHubWebURL, "/") + "/organizations/" + org + "/settings/apps/new"

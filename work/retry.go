@@ -128,7 +128,7 @@ func (b *Env) startAgain(ctx context.Context, run runs.Run, subject runs.Subject
 	}
 	return b.Runs.Start(ctx, runs.Request{
 		Run: runs.Run{Key: run.Key, Kind: run.Kind, InstallationID: inst, Repo: run.Repo, Origin: run.Origin,
-			About: run.About, Data: run.Data, Delivery: delivery},
+			About: run.About, Title: run.Title, Data: run.Data, Delivery: delivery},
 		Subject: subject, Cooldown: 0, DailyLimit: cfg.DailyLimit, Input: input, LastAttempt: queue.LastAttempt(ctx),
 	})
 }

@@ -120,7 +120,7 @@ func (noSandbox) Message(context.Context, string, string, string) (sandbox.Sessi
 }
 
 // runsCommand implements `pitcrew runs list|show ID|retry ID` on the run
-// ledger in REDIS_URL.
+// ledger in REDIS_URL, or in the embedded Redis of a running pitcrew.
 func runsCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -134,12 +134,10 @@ func runsCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := LoadConfig(configFiles(*config, os.Getenv), os.Getenv)
-	if err == nil && !cfg.hasRedis() {
-		err = errors.New("REDIS_URL is unset: the embedded Redis of a running pitcrew cannot be reached")
-	}
 	var rdb redis.UniversalClient
+	where := ""
 	if err == nil {
-		rdb, _, err = newRedis(cfg)
+		rdb, where, err = ledgerRedis(context.Background(), cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "pitcrew runs:", err)
@@ -158,7 +156,7 @@ func runsCommand(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if len(recent) == 0 {
-			fmt.Fprintln(stdout, "no runs in the ledger of REDIS_URL yet")
+			fmt.Fprintf(stdout, "no runs in the ledger of %s yet\n", where)
 			return 0
 		}
 		row := "%-15s %-10s %-25s %s\n"

@@ -4,13 +4,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -22,24 +19,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/palantir/go-githubapp/githubapp"
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
-	"github.com/pitcrew/pitcrew"
 	"github.com/pitcrew/pitcrew/handlers"
-	"github.com/pitcrew/pitcrew/internal/hostrule"
 	"github.com/pitcrew/pitcrew/internal/relay"
 	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
-	"github.com/pitcrew/pitcrew/setup"
 )
 
 func main() {
+	useRedisLog(zerolog.Nop())
 	if code, serve := dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); !serve {
 		os.Exit(code)
 	}
@@ -55,6 +48,7 @@ func main() {
 	if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {
 		log = log.Level(lvl)
 	}
+	useRedisLog(log)
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		// The intake allocates a body per delivery and little else: collect
 		// less often, but never let the heap pass 48 MiB.
@@ -73,6 +67,13 @@ func main() {
 // switches to serving webhooks once the app is registered.
 func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	weburl.Set(cfg.GitHubWebURL)
+	// The port is bound before anything is started or said: a taken port
+	// fails at once, and no URL is printed for a server that never runs.
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // srv.Shutdown closes it too; the second close is harmless
 	var handler swapHandler
 	var mu sync.Mutex // guards stopApp: the setup callback sets it on its own goroutine
 	var stopApp func()
@@ -84,7 +85,7 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		}
 	}()
 	if cfg.MissingGitHubApp() {
-		handler.set(setupServer(cfg, log, func(registered Config) error {
+		handler.set(setupServer(cfg, log, terminal, func(registered Config) error {
 			if err := registered.Validate(); err != nil {
 				return fmt.Errorf("set the rest of the configuration and restart pitcrew (%v)", err)
 			}
@@ -115,11 +116,6 @@ func run(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		Addr: cfg.Addr, Handler: &handler,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
-	}
-	// "serving" is said once the port is bound, never before a bind that fails.
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listening on PITCREW_ADDR %s: %w", cfg.Addr, err)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -223,61 +219,6 @@ func (s *swapHandler) set(h http.Handler) { s.h.Store(&h) }
 
 func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	(*s.h.Load()).ServeHTTP(w, r)
-}
-
-// setupServer serves the registration pages; registered gets the
-// configuration re-read with the new credentials.
-func setupServer(cfg Config, log zerolog.Logger, registered func(Config) error) http.Handler {
-	manifest, err := setup.BuildManifest(pitcrew.AppManifest, cfg.PublicURL, cfg.WebhookProxyURL)
-	if err != nil {
-		panic(err) // app.yml is embedded: a broken one fails every test
-	}
-	hosts, err := hostrule.New(cfg.PublicURL, cfg.Addr)
-	if err != nil {
-		log.Warn().Err(err).Msg("the setup pages answer localhost, 127.0.0.1 and [::1] only")
-	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	// Printed, not logged: it is for the person at this terminal.
-	fmt.Fprintf(os.Stderr, "pitcrew: setup mode. Open %s/ from this machine, or %s/?setup_token=%s from elsewhere (the token starts one registration).\n", cfg.PublicURL, cfg.PublicURL, token)
-	return &setup.Server{
-		Manifest: manifest, GitHubWebURL: cfg.GitHubWebURL, GitHubAPIURL: cfg.GitHubAPIURL, CredentialsPath: cfg.CredentialsFile, Token: token, Hosts: hosts,
-		Missing: cfg.sandboxProblems(),
-		Registered: func(setup.Credentials) error {
-			next, err := LoadConfig(cfg.ConfigFiles(), os.Getenv)
-			if err != nil {
-				return err
-			}
-			next.flagFile = cfg.flagFile
-			return registered(next)
-		},
-	}
-}
-
-// openRedis connects to the configured Redis (newRedis), or starts an
-// embedded one when none is configured.
-func openRedis(ctx context.Context, cfg Config, log zerolog.Logger) (redis.UniversalClient, func(), error) {
-	if !cfg.hasRedis() {
-		m, err := miniredis.Run()
-		if err != nil {
-			return nil, nil, fmt.Errorf("starting embedded Redis: %w", err)
-		}
-		log.Warn().Str("addr", m.Addr()).Msg("REDIS_URL is unset: using an embedded in-memory Redis; all state (queued work, runs) is lost when pitcrew stops")
-		rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
-		return rdb, func() { rdb.Close(); m.Close() }, nil
-	}
-	rdb, where, err := newRedis(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := rdb.Ping(pingCtx).Err(); err != nil {
-		rdb.Close()
-		return nil, nil, fmt.Errorf("Redis (%s) is unreachable: %w", where, err)
-	}
-	return rdb, func() { rdb.Close() }, nil
 }
 
 // checkCredentials fails fast on a wrong app id or key: it reads the app

@@ -225,27 +225,6 @@ func TestStartUpNamesWhatIsWrong(t *testing.T) {
 	}
 }
 
-// A port already taken is an error at start, and "serving" is never said.
-func TestServingIsSaidOnlyOnceThePortIsBound(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	env := map[string]string{"PITCREW_ADDR": taken.Addr().String(), "PITCREW_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none.yml")} // setup mode
-	cfg, err := LoadConfig(nil, func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err = run(ctx, cfg, zerolog.New(&logs))
-	if err == nil || !strings.Contains(err.Error(), "listening on PITCREW_ADDR") || strings.Contains(logs.String(), "pitcrew is serving") {
-		t.Fatalf("run = %v\nlogs: %s", err, logs.String())
-	}
-}
-
 // The credentials the setup pages write are found from any directory, and
 // `runs` and `healthcheck` read a -config file like the server does.
 func TestTheCredentialsAreFoundFromAnyDirectory(t *testing.T) {

@@ -39,7 +39,11 @@ func reviewCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprint(stderr, reviewUsage)
 		return 2
 	}
-	if (*job != string(evidence.JobFlaky) && *job != string(evidence.JobAlert)) || fs.NArg() != 1 {
+	if *job != string(evidence.JobFlaky) && *job != string(evidence.JobAlert) {
+		fmt.Fprintf(stderr, "pitcrew review: unknown job %q (%s or %s)\n\n%s", *job, evidence.JobFlaky, evidence.JobAlert, reviewUsage)
+		return 2
+	}
+	if fs.NArg() != 1 {
 		fmt.Fprint(stderr, reviewUsage)
 		return 2
 	}

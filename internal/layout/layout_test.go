@@ -1,6 +1,6 @@
-// Package layout guards the import rules of ../shared/LAYOUT.md: a table
-// of what each package may not import, read with go list, so the layout
-// cannot drift silently.
+// Package layout guards pitcrew's import rules (the README's
+// architecture): a table of what each package may not import, read with
+// go list, so the layout cannot drift silently.
 package layout
 
 import (

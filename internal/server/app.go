@@ -183,7 +183,7 @@ func NewApp(o Options) (*App, error) {
 	}
 	routes.Handle("POST /api/rush/hook", &hook.SandboxCallbacks{Verifier: verifier, Ledger: ledger, Queue: intakeTasks, Metrics: counters, Logger: o.Logger, Unverified: unverified, Replicated: replicated})
 	status := &StatusPage{Token: o.StatusToken, AppSlug: o.AppSlug, Embedded: o.EmbeddedRedis, Ledger: ledger,
-		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient}
+		Inspector: inspector, AppClient: o.ClientCreator.NewAppClient, SourceOf: handlers.SourceTitle}
 	routes.Handle("GET /{$}", status)
 	routes.HandleFunc("GET /flaky", status.Flaky)
 	routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })

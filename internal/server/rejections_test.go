@@ -105,13 +105,23 @@ func TestLabelsIgnored(t *testing.T) {
 	h.eventually("a run for pitcrew's own label", func() bool { return h.sandbox.SessionCount() == 1 })
 }
 
-func TestBrokenConfigIsReportedNotDefaulted(t *testing.T) {
+func TestABrokenConfigIsReportedInItsOwnWordsAtTheRefItWasReadAt(t *testing.T) {
 	h := newHarness(t, true)
-	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  lable: flaky-test\n")
+	h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  lable: flaky-test\n  verify_runs: five\n")
 	h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 12, flakyTest, ""))
-	h.eventually("the config error", h.commentContains(12, "field lable not found"))
+	h.eventually("the config error", h.commentContains(12, "flaky.lable: unknown key"))
 	if h.sandbox.SessionCount() != 0 {
 		t.Fatal("a session started with a broken configuration")
+	}
+	body := h.gh.Comments("hexpm/hexpm", 12)[0].Body
+	for _, want := range []string{
+		"could not use `.github/pitcrew.yml` as read from `hexpm/hexpm@main`",
+		"\n- line 2: flaky.lable: unknown key (the keys of flaky are: enabled, label, verify\\_runs,",
+		"\n- line 3: flaky.verify\\_runs: \"five\" is not a number (a whole number of runs of the fixed test, 1 to 500, default 50)",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, body)
+		}
 	}
 }
 

@@ -49,7 +49,8 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 	base := handlers.NewBase(handlers.Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
 		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug})
 	var said decisions
-	log := zerolog.New(&said).Level(zerolog.InfoLevel)
+	// Debug: the handlers say at that level why they ignore a delivery.
+	log := zerolog.New(&said).Level(zerolog.DebugLevel)
 	// Every handler of the event, as the worker runs them.
 	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
 	if len(worker.Handlers[event]) > 0 {
@@ -60,7 +61,7 @@ func Replay(ctx context.Context, o Options, event, deliveryID string, payload []
 			out.Actions, out.Why = []Action{}, why
 		}
 		if len(out.Actions) == 0 && len(out.Why) == 0 && err == nil {
-			out.Why = []string{"the " + event + " handlers found nothing they act on in this delivery (its action, sender, installation or text)"}
+			out.Why = []string{refusal(event, payload)}
 		}
 		return out, err
 	}
@@ -83,7 +84,9 @@ func (d *decisions) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	msg, _ := line["message"].(string)
-	if msg == "" {
+	// At debug level only the handlers' refusals ("ignoring ..."), not
+	// the libraries' chatter.
+	if lvl, _ := line["level"].(string); msg == "" || lvl == "debug" && !strings.HasPrefix(msg, "ignoring ") {
 		return len(p), nil
 	}
 	var fields []string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/internal/hostrule"
 	"github.com/pitcrew/pitcrew/internal/weburl"
+	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
@@ -30,6 +31,9 @@ type StatusPage struct {
 	Ledger    *runs.Ledger
 	Inspector *asynq.Inspector
 	AppClient func() (*gogithub.Client, error)
+	// SourceOf names the outside service that starts a kind's runs
+	// (handlers.SourceTitle); nil or "" for none.
+	SourceOf func(runs.Kind) string
 }
 
 func (p *StatusPage) allowed(r *http.Request) bool {
@@ -45,7 +49,7 @@ func (p *StatusPage) allowed(r *http.Request) bool {
 }
 
 type statusRun struct {
-	Kind, State, Repo, Subject, SubjectURL, SessionURL, Age string
+	Kind, State, Outcome, Repo, Subject, ID, SubjectURL, SessionURL, PullURL, Age string
 }
 
 // admit answers a request the page may not serve, and reports whether it
@@ -95,7 +99,11 @@ func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	byKind := map[string][]statusRun{}
 	for _, run := range recent {
-		byKind[string(run.Kind)] = append(byKind[string(run.Kind)], describeForStatus(run, now))
+		s := describeForStatus(run, now)
+		if p.SourceOf != nil && p.SourceOf(run.Kind) != "" {
+			s.Subject = p.SourceOf(run.Kind) + ": " + s.Subject
+		}
+		byKind[string(run.Kind)] = append(byKind[string(run.Kind)], s)
 	}
 	data["Runs"] = byKind
 	data["Deliveries"], _ = p.Ledger.RecentDeliveries(ctx, 30)
@@ -107,12 +115,46 @@ func (p *StatusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func describeForStatus(r runs.Run, now time.Time) statusRun {
-	s := statusRun{Kind: string(r.Kind), State: string(r.State), Repo: r.Repo, SessionURL: r.SessionURL, Age: now.Sub(r.CreatedAt).Round(time.Second).String()}
+	s := statusRun{Kind: string(r.Kind), State: strings.ReplaceAll(string(r.State), "_", " "), Outcome: outcomeOf(r), Repo: r.Repo,
+		SessionURL: r.SessionURL, Age: now.Sub(r.CreatedAt).Round(time.Second).String()}
 	s.Subject = r.About
+	if r.Title != "" {
+		// About is then an id: the title says what it is.
+		s.Subject, s.ID = r.Title, r.About
+	}
 	if r.Origin != 0 {
 		s.SubjectURL = weburl.Issue(r.Repo, r.Origin)
 	}
+	if u := r.PullRequest(); strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
+		s.PullURL = u
+	}
 	return s
+}
+
+// outcomes word what an agent said it achieved.
+var outcomes = map[prompts.Outcome]string{
+	prompts.OutcomeFixed: "fixed", prompts.OutcomeNotFixed: "not fixed", prompts.OutcomeNotReproduced: "not reproduced",
+	prompts.OutcomeOutsideCode: "the cause is outside the code",
+}
+
+// outcomeOf says how an ended run ended, beyond its state: the agent's
+// stated outcome, a report kept, or why it failed; "" for a live run.
+func outcomeOf(r runs.Run) string {
+	switch {
+	case !r.State.Terminal():
+		return r.Waiting
+	case r.State == runs.Failed:
+		return r.Error
+	case r.Result != nil && outcomes[r.Result.Outcome] != "":
+		return outcomes[r.Result.Outcome]
+	case r.Report:
+		return "report kept"
+	case r.PullRequest() != "":
+		return "answered with a pull request, without a result block"
+	case r.Answer != "":
+		return "answered without a result block"
+	}
+	return "no answer kept"
 }
 
 var statusTemplate = template.Must(template.New("status").Parse(`<!doctype html><html><head><meta charset="utf-8"><title>pitcrew</title>
@@ -123,8 +165,8 @@ td,th{border-bottom:1px solid #d0d7de;padding:.2em .8em;text-align:left} h2{marg
 <p>Redis: {{if .Embedded}}embedded (state is lost on restart){{else}}external{{end}} · queue depth: <span id="depth">{{.Depth}}</span></p>
 <p><a href="{{.Flaky}}">Flaky tests</a> (the dashboards of every repository)</p>
 <h2>Recent runs</h2>
-{{range $kind, $runs := .Runs}}<h3>{{$kind}}</h3><table id="runs-{{$kind}}"><tr><th>state</th><th>repository</th><th>subject</th><th>age</th><th>links</th></tr>
-{{range $runs}}<tr><td>{{.State}}</td><td>{{.Repo}}</td><td>{{.Subject}}</td><td>{{.Age}}</td><td>{{with .SubjectURL}}<a href="{{.}}">issue/PR</a>{{end}} {{with .SessionURL}}<a href="{{.}}">session</a>{{end}}</td></tr>
+{{range $kind, $runs := .Runs}}<h3>{{$kind}}</h3><table id="runs-{{$kind}}"><tr><th>state</th><th>outcome</th><th>repository</th><th>subject</th><th>age</th><th>links</th></tr>
+{{range $runs}}<tr><td>{{.State}}</td><td>{{.Outcome}}</td><td>{{.Repo}}</td><td>{{.Subject}}{{with .ID}} <span class="muted">({{.}})</span>{{end}}</td><td>{{.Age}}</td><td>{{with .SubjectURL}}<a href="{{.}}">issue/PR</a>{{end}} {{with .PullURL}}<a href="{{.}}">pull request</a>{{end}} {{with .SessionURL}}<a href="{{.}}">session</a>{{end}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">No runs yet.</p>{{end}}
 <h2>Recent deliveries</h2>
 <table id="deliveries"><tr><th>delivery</th><th>event</th><th>outcome</th><th>at</th></tr>

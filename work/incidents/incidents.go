@@ -17,6 +17,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work"
@@ -124,7 +125,8 @@ func Start(ctx context.Context, b *work.Env, gh github.Client, inc Incident, cfg
 		return err
 	}
 	entry, started, err := b.Runs.Start(ctx, runs.Request{
-		Run:     runs.Run{Key: inc.Key, Kind: inc.Kind, InstallationID: inc.Inst, Repo: repo, Origin: issue, About: inc.ID, Data: data, Delivery: delivery},
+		Run: runs.Run{Key: inc.Key, Kind: inc.Kind, InstallationID: inc.Inst, Repo: repo, Origin: issue, About: inc.ID, Title: publish.Line(inc.Title, 200),
+			Data: data, Delivery: delivery},
 		Subject: runs.Subject{Repo: repo, Issue: issue}, OpenSubject: openIssue,
 		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Input: inc.Input,
 		LastAttempt: queue.LastAttempt(ctx),
