@@ -25,7 +25,7 @@ var subcommands = []subcommand{
 			return runsCommand(args, stdout, stderr)
 		}, false},
 	{"exunit", "[FILE]", "reads a mix test output or CI log as pitcrew does and prints what it found, as JSON", exunitCommand, true},
-	{"review", "[--job flaky|alert] FILE|-", "checks a unified diff with a job's reviewer rules and prints the findings, as JSON", reviewCommand, true},
+	{"review", "[--job flaky|alert] [--base DIR] [--head DIR] FILE|-", "checks a unified diff with a job's reviewer rules and prints the findings, as JSON", reviewCommand, true},
 	{"siblings", "--fix FILE.patch DIR", "prints the tests of a checkout that share the cause a fix addressed, as JSON", siblingsCommand, true},
 	{"healthcheck", "[-config FILE]", "exits 0 when the pitcrew on PITCREW_ADDR answers /healthz (the container's probe)", healthcheckCommand, false},
 }
