@@ -39,8 +39,11 @@ type Sibling struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
 	Test string `json:"test,omitempty"`
-	Rank int    `json:"rank"`
-	Why  string `json:"why"`
+	// TestLine is where the test is defined (0 outside any test: a
+	// module's setup): file:TestLine runs it.
+	TestLine int    `json:"test_line,omitempty"`
+	Rank     int    `json:"rank"`
+	Why      string `json:"why"`
 }
 
 // stateShape reads one kind of global state: its writes and its reads,
@@ -208,21 +211,22 @@ func siblingsIn(cause Cause, path, content string) []Sibling {
 		async = async || asyncTrueU.MatchString(l)
 	}
 	src := parseSource([]byte(content))
-	testName := func(n int) string {
+	testName := func(n int) (string, int) {
 		if t := src.testAt(n); t != nil {
-			return strings.TrimPrefix(t.name, "/")
+			return strings.TrimPrefix(t.name, "/"), t.start
 		}
-		return ""
+		return "", 0
 	}
 	var out []Sibling
 	seen := map[string]bool{}
 	note := func(n, rank int, why string) {
-		k := fmt.Sprintf("%s\x00%d", testName(n), rank)
+		name, at := testName(n)
+		k := fmt.Sprintf("%s\x00%d", name, rank)
 		if seen[k] {
 			return
 		}
 		seen[k] = true
-		out = append(out, Sibling{File: path, Line: n, Test: testName(n), Rank: rank, Why: why})
+		out = append(out, Sibling{File: path, Line: n, Test: name, TestLine: at, Rank: rank, Why: why})
 	}
 	if async {
 		written := stateIn(lines)

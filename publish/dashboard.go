@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -28,6 +29,9 @@ type DashboardView struct {
 	Tests []runs.FlakyTest
 	Total int
 	Note  string
+	// Predicted are the tests predicted to flake next (siblings of a fix):
+	// those not seen yet get rows of their own, the others a line.
+	Predicted []runs.Predicted
 }
 
 // dashboardBudget keeps the body well under GitHub's 65,536 characters:
@@ -80,13 +84,20 @@ func RenderDashboard(v DashboardView) string {
 	if v.Note != "" {
 		b.WriteString("> " + v.Note + "\n\n")
 	}
+	predicted := map[string]runs.Predicted{}
+	for _, p := range v.Predicted {
+		predicted[p.Key] = p
+	}
 	if len(v.Tests) == 0 {
 		b.WriteString("No test has flaked in the last 90 days.\n")
-		return b.String()
 	}
 	shown := 0
 	for _, t := range v.Tests {
 		item := dashboardItem(t)
+		if p, ok := predicted[t.Key]; ok {
+			item += "  - " + predictedLine(v.Repo, p) + "\n"
+			delete(predicted, t.Key)
+		}
 		if b.Len()+len(item) > dashboardBudget {
 			break
 		}
@@ -96,7 +107,38 @@ func RenderDashboard(v DashboardView) string {
 	if more := v.Total - shown; more > 0 {
 		fmt.Fprintf(&b, "\nand %d more, seen less recently.\n", more)
 	}
+	writePredicted(&b, v.Repo, v.Predicted, predicted)
 	return b.String()
+}
+
+// writePredicted lists the predicted tests not seen yet, in order.
+func writePredicted(b *strings.Builder, repo string, all []runs.Predicted, unseen map[string]runs.Predicted) {
+	if len(unseen) == 0 {
+		return
+	}
+	b.WriteString("\n### Predicted, not seen yet\n\nTests that share the cause of a fix pitcrew followed, and may flake next; tick one to start a fix run before it does.\n\n")
+	for _, p := range all {
+		if _, ok := unseen[p.Key]; !ok {
+			continue
+		}
+		item := fmt.Sprintf("- [ ] %s", Code(p.Test, 300))
+		if p.Name != "" {
+			item += " " + Text(p.Name, 200)
+		}
+		item += " " + tickMarker(p.Key) + "\n  - " + predictedLine(repo, p) + "\n"
+		if p.Run != nil {
+			item += "  - " + dashboardRun(p.Run) + "\n"
+		}
+		if b.Len()+len(item) > dashboardBudget {
+			return
+		}
+		b.WriteString(item)
+	}
+}
+
+// predictedLine says when and from which fix a test was predicted.
+func predictedLine(repo string, p runs.Predicted) string {
+	return fmt.Sprintf("Predicted on %s from [PR #%d](%s): %s.", day(p.At), p.PR, SafeURL(weburl.Pull(repo, p.PR)), Text(p.Why, 200))
 }
 
 func dashboardItem(t runs.FlakyTest) string {

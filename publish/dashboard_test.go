@@ -151,3 +151,33 @@ func FuzzTicks(f *testing.F) {
 		}
 	})
 }
+
+// A test predicted to flake next has a row of its own until it is seen;
+// once seen, its row says it was predicted, and from which fix. Its box is
+// read like any other.
+func TestAPredictedTestHasARowUntilItIsSeen(t *testing.T) {
+	seen := flakyTest(1, nil)
+	at := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	predicted := []runs.Predicted{
+		{Key: "flaky:hexpm/hexpm:test/hexpm/web/assets_test.exs:4", Test: "test/hexpm/web/assets_test.exs:4", Name: "asset urls", Why: "reads :hexpm, :cdn_url (app-env) in a module that runs async", PR: 77, At: at},
+		{Key: seen.Key, Test: seen.Test(), Why: "a sleep stands in for an asynchronous event before an assertion", PR: 76, At: at},
+	}
+	body := RenderDashboard(DashboardView{Repo: "hexpm/hexpm", Tests: []runs.FlakyTest{seen}, Total: 1, Predicted: predicted})
+	for _, want := range []string{
+		"  - Predicted on 3 Dec 2026 from [PR #76](https://github.com/hexpm/hexpm/pull/76): a sleep stands in for an asynchronous event before an assertion.\n",
+		"### Predicted, not seen yet",
+		"- [ ] `test/hexpm/web/assets_test.exs:4` asset urls <!-- pitcrew:tick:" + TickID(predicted[0].Key) + " -->\n" +
+			"  - Predicted on 3 Dec 2026 from [PR #77](https://github.com/hexpm/hexpm/pull/77): reads :hexpm, :cdn\\_url (app-env) in a module that runs async.\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Count(body, "Predicted on") != 2 {
+		t.Errorf("a seen test is listed again under the predicted ones:\n%s", body)
+	}
+	ticked := strings.Replace(body, "- [ ] `test/hexpm/web/assets_test.exs:4`", "- [x] `test/hexpm/web/assets_test.exs:4`", 1)
+	if ids := Ticks(ticked); len(ids) != 1 || ids[0] != TickID(predicted[0].Key) {
+		t.Errorf("ticks %v", ids)
+	}
+}

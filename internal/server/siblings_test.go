@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -27,7 +28,7 @@ func TestTheEvidenceNamesSiblingsThatShareTheCause(t *testing.T) {
 			"not scanned: GitHub answered 403 for the repository's tarball."},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, true)
+			h := newHarness(t, true, func(o *Options) { o.DashboardEvery = 200 * time.Millisecond })
 			h.gh.SetPull(1234, head, "open", false, fix)
 			h.gh.SetFile("hexpm/hexpm", "test/hexpm/web/assets_test.exs", sibling)
 			h.gh.SetFile("hexpm/hexpm", "lib/hexpm/cdn.ex", "defmodule Hexpm.CDN do\nend\n")
@@ -42,6 +43,15 @@ func TestTheEvidenceNamesSiblingsThatShareTheCause(t *testing.T) {
 			if !strings.Contains(summary, "### Siblings that share the cause") || !strings.Contains(summary, c.want) {
 				t.Fatalf("evidence summary lacks %q:\n%s", c.want, summary)
 			}
+			if c.fault != nil {
+				return
+			}
+			// The sibling is on the dashboard, predicted, with a box to tick.
+			h.eventually("the predicted row", func() bool {
+				_, body := h.dashboardIssue()
+				return strings.Contains(body, "### Predicted, not seen yet") && strings.Contains(body, "- [ ] `test/hexpm/web/assets_test.exs:4` asset urls <!-- pitcrew:tick:") &&
+					strings.Contains(body, "Predicted on ") && strings.Contains(body, "from [PR #1234](https://github.com/hexpm/hexpm/pull/1234)")
+			})
 		})
 	}
 }

@@ -59,19 +59,23 @@ func Refresh(ctx context.Context, b *work.Env, repoName string, inst int64) erro
 	if err != nil {
 		return err
 	}
+	predicted, err := b.Ledger.PredictedTests(ctx, repo.String())
+	if err != nil {
+		return err
+	}
 	d, err := b.Ledger.Dashboard(ctx, repo.String())
 	if err != nil {
 		return err
 	}
 	if d.Issue == 0 && total == 0 {
-		return nil
+		return nil // predictions alone open no dashboard
 	}
 	note := d.Note
 	expired := note != "" && b.Time().Sub(d.NoteAt) > noteShown
 	if expired {
 		note = ""
 	}
-	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note})
+	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note, Predicted: predicted})
 	sum := sha256.Sum256([]byte(body))
 	digest := hex.EncodeToString(sum[:16])
 	if d.Issue != 0 && d.Digest == digest {

@@ -58,6 +58,15 @@ func StartTicked(ctx context.Context, b *work.Env, ev Edit, delivery string) (st
 	if err != nil {
 		return "", err
 	}
+	predicted, err := b.Ledger.PredictedTests(ctx, ev.Repo.String())
+	if err != nil {
+		return "", err
+	}
+	for _, p := range predicted {
+		if !slices.ContainsFunc(tests, func(t runs.FlakyTest) bool { return t.Key == p.Key }) {
+			tests = append(tests, runs.FlakyTest{Key: p.Key, Run: p.Run}) // a predicted row, not seen yet
+		}
+	}
 	var limited []string
 	for _, t := range tests {
 		if !slices.Contains(ev.Ticks, publish.TickID(t.Key)) || (t.Run != nil && t.Run.State.Live()) {

@@ -249,6 +249,9 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 	if err != nil {
 		return nil, err
 	}
+	if err := predict(ctx, b, run, p.Number, review.Siblings); err != nil {
+		return nil, err
+	}
 	return &review, nil
 }
 

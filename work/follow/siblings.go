@@ -9,7 +9,11 @@ import (
 	"time"
 
 	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // siblingCache keeps a scan's result by repository, commit and cause
@@ -76,4 +80,25 @@ func sayTarball(err error) string {
 		return fmt.Sprintf("the repository's tarball took longer than %s", scanTimeout)
 	}
 	return "the repository's tarball could not be read"
+}
+
+// predict records each sibling in a test as predicted to flake (its row
+// on the dashboard, "predicted, not seen yet") and asks for a refresh.
+func predict(ctx context.Context, b *work.Env, run runs.Run, pr int, siblings []evidence.Sibling) error {
+	var ps []runs.Predicted
+	for _, s := range siblings {
+		ref, err := exunit.ParseTestRef(fmt.Sprintf("%s:%d", s.File, s.TestLine))
+		if s.TestLine == 0 || err != nil {
+			continue // a module's setup: no test to run
+		}
+		ps = append(ps, runs.Predicted{Key: flaky.Key(run.Repo, ref), Test: ref.String(), Name: s.Test, Why: s.Why, PR: pr, At: b.Time()})
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	if err := b.Ledger.Predict(ctx, run.Repo, ps); err != nil {
+		return err
+	}
+	b.DashboardChanged(ctx, run.Repo, run.InstallationID)
+	return nil
 }
