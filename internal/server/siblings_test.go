@@ -26,6 +26,7 @@ func TestTheEvidenceNamesSiblingsThatShareTheCause(t *testing.T) {
 		{"scanned", nil, fmt.Sprintf("- [test/hexpm/web/assets\\_test.exs:5](https://github.com/hexpm/hexpm/blob/%s/test/hexpm/web/assets_test.exs#L5) `asset urls`: reads :hexpm, :cdn\\_url (app-env) in a module that runs async", testenv.BaseSHA)},
 		{"the tarball refused", func(h *harness) { h.gh.FailOn("GET /repos/{owner}/{repo}/tarball/{ref}", 403, nil, 1) },
 			"not scanned: GitHub answered 403 for the repository's tarball."},
+		{"turned off", func(h *harness) { h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  siblings: false\n") }, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, true, func(o *Options) { o.DashboardEvery = 200 * time.Millisecond })
@@ -40,6 +41,12 @@ func TestTheEvidenceNamesSiblingsThatShareTheCause(t *testing.T) {
 			h.eventually("the evidence check run", func() bool { return len(h.evidenceRuns()) == 1 })
 			out, _ := h.evidenceRuns()[0]["output"].(map[string]any)
 			summary := fmt.Sprint(out["summary"])
+			if c.want == "" {
+				if strings.Contains(summary, "Siblings") || h.gh.Count("GET /repos/{owner}/{repo}/tarball/{ref}") != 0 {
+					t.Fatalf("siblings scanned while turned off:\n%s", summary)
+				}
+				return
+			}
 			if !strings.Contains(summary, "### Siblings that share the cause") || !strings.Contains(summary, c.want) {
 				t.Fatalf("evidence summary lacks %q:\n%s", c.want, summary)
 			}

@@ -55,6 +55,9 @@ type Config struct {
 	// Verify is how a fix's pull request is verified: "independent" (a
 	// separate session runs the test on its base and head) or "off".
 	Verify string `yaml:"verify" doc:"independent or off"`
+	// Siblings scans the default branch's tests for those that share a
+	// fix's cause, shown on its evidence check run and the dashboard.
+	Siblings bool `yaml:"siblings"`
 }
 
 // VerifyIndependent asks for an independent verification of each fix.
@@ -64,7 +67,7 @@ const VerifyIndependent = "independent"
 var Section = repoconfig.Section[Config]{
 	Key: "flaky",
 	Defaults: func() Config {
-		return Config{Enabled: true, Label: DefaultLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent, Dashboard: true}
+		return Config{Enabled: true, Label: DefaultLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent, Dashboard: true, Siblings: true}
 	},
 	Check: func(f Config) error {
 		switch {

@@ -36,7 +36,7 @@ const scanTimeout = 30 * time.Second
 // siblings are advice beside the evidence.
 func scanSiblings(ctx context.Context, gh github.Client, cache siblingCache, repo github.Repo, pr github.PullRequest, d evidence.Diff, base map[string]string, r *evidence.Review) {
 	cause := evidence.CauseOf(d, base)
-	if cause.Empty() || pr.BaseSHA == "" {
+	if cache == nil || cause.Empty() || pr.BaseSHA == "" {
 		return
 	}
 	key, _ := json.Marshal(cause)
@@ -101,4 +101,15 @@ func predict(ctx context.Context, b *work.Env, run runs.Run, pr int, siblings []
 	}
 	b.DashboardChanged(ctx, run.Repo, run.InstallationID)
 	return nil
+}
+
+// siblingsCache is the cache a scan of siblings keeps its result in, nil
+// when the repository turned the scan off (flaky.siblings: false) or its
+// configuration cannot be read.
+func siblingsCache(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo) siblingCache {
+	cfg, err := b.LoadConfig(ctx, gh, repo)
+	if err != nil || !flaky.Of(cfg).Siblings {
+		return nil
+	}
+	return b.Ledger
 }
