@@ -26,11 +26,18 @@ type StateKey struct {
 type Cause struct {
 	State []StateKey `json:"state,omitempty"`
 	Wait  bool       `json:"wait,omitempty"`
-	Clock bool       `json:"clock,omitempty"`
+	// Receive says the fix removed a wait for a message longer than
+	// ExUnit's 100 ms (a raised receive timeout).
+	Receive bool `json:"receive,omitempty"`
+	Clock   bool `json:"clock,omitempty"`
 }
 
 // Empty reports whether the fix shows no cause a scan can look for.
-func (c Cause) Empty() bool { return len(c.State) == 0 && !c.Wait && !c.Clock }
+func (c Cause) Empty() bool { return len(c.State) == 0 && !c.Wait && !c.Receive && !c.Clock }
+
+// longReceive is the wait for a message from which a test's receive
+// counts as the same wait shape as a raised timeout.
+const longReceive = 1000
 
 // Sibling is a test that shares the cause: where, and why. Rank orders
 // them: 1 the same state written in another async module, 2 the same
@@ -65,6 +72,15 @@ var stateShapes = []stateShape{
 		read:  regexp.MustCompile(`:persistent_term\.get\(\s*([^,)]+)`)},
 	{kind: "mox-global",
 		read: regexp.MustCompile(`\b(?:expect|stub|stub_with|allow)\(\s*([A-Z][\w.]*)`)},
+	{kind: "pubsub-topic",
+		write: regexp.MustCompile(`\bPubSub\.(?:broadcast|broadcast_from|local_broadcast)!?\([^,]+,\s*(?:[^,]+,\s*)?("[^"#]*")`),
+		read:  regexp.MustCompile(`\bPubSub\.subscribe\([^,]+,\s*("[^"#]*")`)},
+	{kind: "named-process",
+		write: regexp.MustCompile(`\b(?:start_supervised!?|start_link|Process\.register)\(.*\bname:\s*([A-Z][\w.]*|:\w+)|\bProcess\.register\([^,]+,\s*([A-Z][\w.]*|:\w+)`),
+		read:  regexp.MustCompile(`\b(?:GenServer\.(?:call|cast)|:sys\.(?:get_state|replace_state)|Process\.whereis)\(\s*([A-Z][\w.]*|:\w+)`)},
+	{kind: "compiler-option",
+		write: regexp.MustCompile(`\bCode\.(?:put_compiler_option|compiler_options)\(\s*\[?\s*(:?\w+)`),
+		read:  regexp.MustCompile(`\bCode\.get_compiler_option\(\s*(:\w+)`)},
 }
 
 var (
@@ -93,7 +109,7 @@ func CauseOf(d Diff, base map[string]string) Cause {
 		ch := newFileChange(f)
 		var removed []string
 		for _, l := range ch.removed() {
-			removed = append(removed, l.code)
+			removed = append(removed, withStrings(l.Text))
 		}
 		if len(asyncOff(ch)) > 0 {
 			if whole, ok := base[f.OldPath]; ok {
@@ -107,7 +123,7 @@ func CauseOf(d Diff, base map[string]string) Cause {
 			// Global mode dropped: the mocks the module uses, wherever in it.
 			var module []string
 			for _, l := range ch.all {
-				module = append(module, l.code)
+				module = append(module, withStrings(l.Text))
 			}
 			if whole, ok := base[f.OldPath]; ok {
 				module = append(module, codeLines(whole)...)
@@ -125,6 +141,9 @@ func CauseOf(d Diff, base map[string]string) Cause {
 			if _, found, _ := ch.sleepOf(l.code); found {
 				c.Wait = true
 			}
+			if _, v, ok := ch.receiveTimeout(l.code); ok && v > defaultReceiveTimeout && v != unreadWait {
+				c.Receive = true
+			}
 			for _, n := range clockCalls {
 				c.Clock = c.Clock || indexWord(l.code, n) >= 0
 			}
@@ -133,13 +152,24 @@ func CauseOf(d Diff, base map[string]string) Cause {
 	return c
 }
 
-// codeLines is a file's lines as the rules read them.
+// codeLines is a file's lines without their comments, strings kept (a
+// PubSub topic is one).
 func codeLines(src string) []string {
 	lines := strings.Split(src, "\n")
 	for i := range lines {
-		lines[i] = code(lines[i])
+		lines[i] = withStrings(lines[i])
 	}
 	return lines
+}
+
+// firstGroup is the first group of a match that matched.
+func firstGroup(m []string) string {
+	for _, g := range m[1:] {
+		if g != "" {
+			return g
+		}
+	}
+	return ""
 }
 
 // stateIn lists the global state lines write (a module in Mox's global
@@ -160,7 +190,7 @@ func stateIn(lines []string) []StateKey {
 				re = s.read
 			}
 			for _, m := range re.FindAllStringSubmatch(l, -1) {
-				k := StateKey{Kind: s.kind, Key: squashSpace(m[1])}
+				k := StateKey{Kind: s.kind, Key: squashSpace(firstGroup(m))}
 				if !slices.Contains(out, k) {
 					out = append(out, k)
 				}
@@ -266,6 +296,16 @@ func siblingsIn(cause Cause, path, content string) []Sibling {
 		if cause.Clock && clockAt > 0 && asserted {
 			note(clockAt, 3, "reads the wall clock in a test that asserts on time")
 		}
+		if cause.Receive {
+			for _, c := range src.calls {
+				if c.test == ti {
+					if v := receiveWait(c); v >= longReceive {
+						note(c.start, 3, fmt.Sprintf("waits up to %s for a message", ms(v)))
+						break
+					}
+				}
+			}
+		}
 	}
 	return out
 }
@@ -277,7 +317,7 @@ func writes(line string, k StateKey) bool {
 			continue
 		}
 		for _, m := range s.write.FindAllStringSubmatch(line, -1) {
-			if squashSpace(m[1]) == k.Key {
+			if squashSpace(firstGroup(m)) == k.Key {
 				return true
 			}
 		}
@@ -292,10 +332,24 @@ func reads(line string, k StateKey) bool {
 			continue
 		}
 		for _, m := range s.read.FindAllStringSubmatch(line, -1) {
-			if squashSpace(m[1]) == k.Key {
+			if squashSpace(firstGroup(m)) == k.Key {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// receiveWait is the time a receive macro's call waits for its message,
+// as written (0 when it names none, or not one pitcrew reads).
+func receiveWait(c callSite) int64 {
+	for _, m := range receiveMacroList {
+		if m.name != c.name || m.pos < 0 || m.pos >= len(c.args) {
+			continue
+		}
+		if v, ok := (change{}).millis(c.args[m.pos]); ok && v != unreadWait {
+			return v
+		}
+	}
+	return 0
 }

@@ -36,6 +36,15 @@ func TestTheCauseOfAFixIsReadFromItsDiff(t *testing.T) {
 			"-    now = DateTime.utc_now()", "+    now = ~U[2026-01-01 00:00:00Z]", "     assert Keys.expired?(key, now)"),
 			Cause{Clock: true}},
 		{"a fix in the code under test only", hunkOf("lib/hexpm/indexer.ex", "-    x = 1", "+    x = 2"), Cause{}},
+		{"a fixed PubSub topic made per test", hunkOf("test/hexpm/web/live_test.exs",
+			"-    Phoenix.PubSub.broadcast(Hexpm.PubSub, \"packages\", {:new, pkg})", "+    Phoenix.PubSub.broadcast(Hexpm.PubSub, topic, {:new, pkg})"),
+			Cause{State: []StateKey{{"pubsub-topic", `"packages"`}}}},
+		{"a named process made unique", hunkOf("test/hexpm/cache_test.exs",
+			"-    start_supervised!({Hexpm.Cache, name: Hexpm.Cache})", "+    start_supervised!({Hexpm.Cache, name: context.test})"),
+			Cause{State: []StateKey{{"named-process", "Hexpm.Cache"}}}},
+		{"a raised receive timeout replaced by a handshake", hunkOf("test/hexpm/indexer_test.exs",
+			"-    assert_receive {:indexed, ^id}, 5_000", "+    :ok = Indexer.sync(pid)", "+    assert_received {:indexed, ^id}"),
+			Cause{Receive: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := ParseDiff(strings.NewReader(c.diff))
@@ -102,16 +111,35 @@ func TestSiblingsShareTheCause(t *testing.T) {
     expect(Hexpm.BillingMock, :charge, fn _ -> :ok end)
   end`),
 		"lib/hexpm/cdn.ex": `Application.put_env(:hexpm, :cdn_url, "x")`,
+		"test/p_test.exs": module(true, `  test "p" do
+    Phoenix.PubSub.subscribe(Hexpm.PubSub, "packages")
+    assert_receive {:new, _}
+  end`),
+		// Another topic, and a topic built per test, are no siblings.
+		"test/q_test.exs": module(true, `  test "q" do
+    Phoenix.PubSub.subscribe(Hexpm.PubSub, "users")
+    Phoenix.PubSub.subscribe(Hexpm.PubSub, "packages:#{id}")
+  end`),
+		"test/r_test.exs": module(true, `  test "r" do
+    start_supervised!({Hexpm.Cache, name: Hexpm.Cache})
+  end`),
+		"test/s_test.exs": module(false, `  test "s" do
+    assert_receive {:indexed, _}, 3_000
+  end`),
+		"test/u_test.exs": module(false, `  test "u" do
+    assert_receive {:indexed, _}, 500
+  end`),
 	}
-	cause := Cause{State: []StateKey{{"app-env", ":hexpm, :cdn_url"}, {"mox-global", "Hexpm.BillingMock"}}, Wait: true, Clock: true}
+	cause := Cause{State: []StateKey{{"app-env", ":hexpm, :cdn_url"}, {"mox-global", "Hexpm.BillingMock"}, {"pubsub-topic", `"packages"`}, {"named-process", "Hexpm.Cache"}},
+		Wait: true, Receive: true, Clock: true}
 	found, more := FindSiblings(cause, files, []string{"test/cdn_test.exs"})
 	var got []string
 	for _, s := range found {
 		got = append(got, s.File+":"+strconv.Itoa(s.Line)+" "+strconv.Itoa(s.Rank)+" "+s.Test)
 	}
 	want := []string{
-		"test/a_test.exs:5 1 a", "test/i_test.exs:4 1 ", "test/b_test.exs:5 2 b", "test/j_test.exs:5 2 j",
-		"test/e_test.exs:6 3 e", "test/h_test.exs:5 3 h",
+		"test/a_test.exs:5 1 a", "test/i_test.exs:4 1 ", "test/r_test.exs:5 1 r", "test/b_test.exs:5 2 b", "test/j_test.exs:5 2 j", "test/p_test.exs:5 2 p",
+		"test/e_test.exs:6 3 e", "test/h_test.exs:5 3 h", "test/s_test.exs:5 3 s",
 	}
 	if !reflect.DeepEqual(got, want) || more != 0 {
 		t.Fatalf("siblings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -133,4 +161,23 @@ func TestSiblingsPastTheBoundAreCounted(t *testing.T) {
 	if len(found) != MaxSiblings || more != 5 {
 		t.Fatalf("%d found, %d more", len(found), more)
 	}
+}
+
+// A test module is the repository's own text: whatever it holds, the scan
+// ends, within its bounds.
+func FuzzFindSiblings(f *testing.F) {
+	f.Add(module(true, "  test \"a\" do\n    Application.put_env(:hexpm, :cdn_url, 1)\n    Process.sleep(10)\n    send(self(), :x)\n    assert_receive :x, 2_000\n  end"))
+	f.Add("defmodule A do\n  use B, async: true\n  test \"")
+	cause := Cause{State: []StateKey{{"app-env", ":hexpm, :cdn_url"}, {"pubsub-topic", `"t"`}}, Wait: true, Receive: true, Clock: true}
+	f.Fuzz(func(t *testing.T, content string) {
+		found, more := FindSiblings(cause, map[string]string{"test/a_test.exs": content}, nil)
+		if len(found) > MaxSiblings || more < 0 {
+			t.Fatalf("%d found, %d more", len(found), more)
+		}
+		for _, s := range found {
+			if s.File != "test/a_test.exs" || s.Line < 1 || s.Rank < 1 || s.Rank > 3 || s.Why == "" {
+				t.Fatalf("sibling %+v", s)
+			}
+		}
+	})
 }
