@@ -160,11 +160,7 @@ func readLocked(ctx context.Context, b *work.Env, gh github.Client, locked runs.
 			return shownRetrying(ctx, locked, run, p, err)
 		}
 	}
-	run, err = locked.Update(ctx, run, func(r *runs.Run) error {
-		p.TakenOver = p.TakenOver || r.PR != nil && r.PR.TakenOver // handed over meanwhile
-		r.PR = &p
-		return nil
-	})
+	run, err = locked.Update(ctx, run, savePull(p))
 	if err == nil && p.State == runs.PullNotOurs {
 		err = b.Ledger.Unfollow(ctx, run.Repo, number, run.ID) // its events and comments reach no run
 	}
@@ -183,14 +179,20 @@ func shownRetrying(ctx context.Context, locked runs.LockedPull, run runs.Run, p 
 	if p.Creating == "" {
 		p.Head = ""
 	}
-	if updated, uerr := locked.Update(ctx, run, func(r *runs.Run) error {
-		p.TakenOver = p.TakenOver || r.PR != nil && r.PR.TakenOver
-		r.PR = &p
-		return nil
-	}); uerr == nil {
+	if updated, uerr := locked.Update(ctx, run, savePull(p)); uerr == nil {
 		run = updated
 	}
 	return run, err
+}
+
+// savePull is the change that records p as the run's pull request,
+// keeping a hand-over another run made meanwhile.
+func savePull(p runs.Pull) func(*runs.Run) error {
+	return func(r *runs.Run) error {
+		p.TakenOver = p.TakenOver || r.PR != nil && r.PR.TakenOver
+		r.PR = &p
+		return nil
+	}
 }
 
 // describe is what went wrong in a GitHub call, for a reader: its status.
@@ -292,12 +294,7 @@ func postEvidence(ctx context.Context, b *work.Env, gh github.Client, repo githu
 	}
 	if id == 0 {
 		p.Creating = p.Head
-		marked := *p
-		if run, err = b.Ledger.Update(ctx, run, func(r *runs.Run) error {
-			marked.TakenOver = marked.TakenOver || r.PR != nil && r.PR.TakenOver // handed over meanwhile
-			r.PR = &marked
-			return nil
-		}); err != nil {
+		if run, err = b.Ledger.Update(ctx, run, savePull(*p)); err != nil {
 			return run, err
 		}
 		if id, err = gh.CreateCheckRun(ctx, repo, p.Head, out); err != nil {
