@@ -3,7 +3,9 @@ package evidence
 import (
 	"context"
 	"regexp"
+	"sort"
 	"strings"
+	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
 	"github.com/smacker/go-tree-sitter/elixir"
@@ -46,7 +48,7 @@ type callSite struct {
 	piped      bool // its first argument comes from a pipe
 	inFn       bool // it is inside an anonymous function the test does not run then (stubFn)
 	test       int
-	col        int // where it starts on its first line
+	at         int // the byte it starts at
 }
 
 // parseSource reads src as Elixir. It never fails: what the grammar
@@ -54,9 +56,8 @@ type callSite struct {
 // query run in tree-sitter itself (the calls, anonymous functions and
 // pipes), not node by node: each node visited from Go costs a cgo call.
 func parseSource(src []byte) *source {
-	parser := sitter.NewParser()
-	defer parser.Close()
-	parser.SetLanguage(elixir.GetLanguage())
+	parser := parsers.Get().(*sitter.Parser)
+	defer parsers.Put(parser)
 	tree, err := parser.ParseCtx(context.Background(), nil, src)
 	if err != nil {
 		return &source{broken: true}
@@ -64,7 +65,7 @@ func parseSource(src []byte) *source {
 	defer tree.Close()
 	root := tree.RootNode()
 	s := &source{broken: root.HasError(), named: map[string][]int{}}
-	w := walker{src: src, s: s}
+	w := walker{src: src, s: s, lineStarts: lineStarts(src)}
 	qc := sitter.NewQueryCursor()
 	defer qc.Close()
 	qc.Exec(sourceQuery, root)
@@ -81,16 +82,24 @@ func parseSource(src []byte) *source {
 				w.call(n)
 			case "fn":
 				if w.stubFn(n) {
-					stubs = append(stubs, [2]int{line(n.StartPoint()), line(n.EndPoint())})
+					stubs = append(stubs, [2]int{w.line(n.StartByte()), w.line(n.EndByte())})
 				}
 			case "piped":
-				w.piped = append(w.piped, [2]int{line(n.StartPoint()), int(n.StartPoint().Column)})
+				w.piped = append(w.piped, int(n.StartByte()))
 			}
 		}
 	}
 	w.finish(stubs)
 	return s
 }
+
+// parsers are Elixir parsers to reuse: making and deleting one costs as
+// much as a small file's parse.
+var parsers = sync.Pool{New: func() any {
+	p := sitter.NewParser()
+	p.SetLanguage(elixir.GetLanguage())
+	return p
+}}
 
 // sourceQuery finds what the rules read of a tree.
 var sourceQuery = func() *sitter.Query {
@@ -117,11 +126,12 @@ var readArgs = func() map[string]bool {
 
 // walker collects a tree's calls, then places them (finish).
 type walker struct {
-	src       []byte
-	s         *source
-	piped     [][2]int // line and column where a piped call starts
-	describes []describeUnit
-	polls     map[string]bool // pollName's answer, by name
+	src        []byte
+	lineStarts []int // the byte each line starts at
+	s          *source
+	piped      []int // where each piped call starts (its byte)
+	describes  []describeUnit
+	polls      map[string]bool // pollName's answer, by name
 }
 
 // poll reports whether a call's name is a polling helper's.
@@ -146,11 +156,12 @@ func (w *walker) text(n *sitter.Node) string { return n.Content(w.src) }
 
 // call reads one call node.
 func (w *walker) call(n *sitter.Node) {
-	name := w.callName(n)
+	at := n.StartByte()
+	name := nameAt(w.src, int(at))
 	if name == "" {
 		return
 	}
-	c := callSite{name: name, start: line(n.StartPoint()), end: line(n.EndPoint()), test: -1, col: int(n.StartPoint().Column)}
+	c := callSite{name: name, start: w.line(at), end: w.line(n.EndByte()), test: -1, at: int(at)}
 	if !readArgs[name] && !w.poll(name) {
 		w.s.calls = append(w.s.calls, c)
 		return
@@ -217,7 +228,7 @@ func (w *walker) finish(stubs [][2]int) {
 			}
 		}
 		for _, p := range w.piped {
-			if p[0] == c.start && p[1] == c.col {
+			if p == c.at {
 				c.piped = true
 			}
 		}
@@ -272,8 +283,6 @@ func namedChildOfType(n *sitter.Node, typ string) *sitter.Node {
 	return nil
 }
 
-func line(p sitter.Point) int { return int(p.Row) + 1 }
-
 // nameOf is a test or describe name without its quotes.
 func nameOf(s string) string {
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
@@ -323,4 +332,40 @@ func (s *source) callsAt(n int, names ...string) []callSite {
 		}
 	}
 	return out
+}
+
+// lineStarts lists the byte each line of src starts at.
+func lineStarts(src []byte) []int {
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// line is the line (from 1) byte at is on: read from the source, not
+// asked of tree-sitter, each question of which is a cgo call.
+func (w *walker) line(at uint32) int {
+	return sort.Search(len(w.lineStarts), func(i int) bool { return w.lineStarts[i] > int(at) })
+}
+
+// nameAt is the name of the call starting at byte at, as written: a name,
+// or a dotted Module.fun / :mod.fun; "" for a call of an anonymous
+// function (f.(x)) or of an expression. It reads the source, not the
+// tree, whose every question is a cgo call.
+func nameAt(src []byte, at int) string {
+	end := at
+	if end < len(src) && src[end] == ':' {
+		end++ // an Erlang module
+	}
+	for end < len(src) && (isWordByte(src[end]) || src[end] == '.' || src[end] == '?' || src[end] == '!') {
+		end++
+	}
+	name := string(src[at:end])
+	if name == "" || name == ":" || strings.HasSuffix(name, ".") || name[0] >= '0' && name[0] <= '9' {
+		return ""
+	}
+	return name
 }

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,18 @@ func TestAFileThatDoesNotParseIsReadAsLinesAndSaysSo(t *testing.T) {
 	}
 	if !rules["not-parsed"] || !rules["sleep-added"] || r.Verdict != VerdictConcern {
 		t.Fatalf("%s %+v", r.Verdict, r.Findings)
+	}
+}
+
+// movedKeyOf drops module qualifiers as the regexp it replaces did.
+func TestMovedKeyDropsModuleQualifiers(t *testing.T) {
+	qualifier := regexp.MustCompile(`\b(?:[A-Z]\w*\.)+`)
+	for _, line := range []string{
+		"  assert Hexpm.Repo.get(Package, id).name == \"ecto\"", "Repo.get(x)", "x.Y.z", "a_B.c", "use A.Case, async: false",
+		"%Hexpm.Accounts.User{}", "Foo.", ".Bar.baz", "É.x", "IO.inspect(Foo.Bar)", "no dots here", "1.5 + X1.y",
+	} {
+		if got, want := movedKeyOf(line), qualifier.ReplaceAllString(strings.TrimSpace(line), ""); got != want {
+			t.Errorf("movedKeyOf(%q) = %q, want %q", line, got, want)
+		}
 	}
 }

@@ -40,7 +40,8 @@ var (
 		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File.", false},
 		{regexp.MustCompile(`\bRegistry\.(register|unregister|update_value|put_meta)\(\s*[A-Z]`), "a named registry", "Registry.", false},
 		{regexp.MustCompile(`(?i)"[^"]*\b(SHOW|SET)\s+GLOBAL\b`), "the database server's global state", "GLOBAL", true},
-		{regexp.MustCompile(`:code\.(add_path\w*|del_path|purge|delete)\b|\bApplication\.(load|unload|start|stop|ensure_all_started)\(`), "the code path and loaded applications", ":", false},
+		{regexp.MustCompile(`:code\.(add_path\w*|del_path|purge|delete)\b`), "the code path and loaded applications", ":code.", false},
+		{regexp.MustCompile(`\bApplication\.(load|unload|start|stop|ensure_all_started)\(`), "the code path and loaded applications", "Application.", false},
 	}
 )
 

@@ -147,11 +147,11 @@ func (c change) receiveTimeout(line string) (macro string, ms int64, ok bool) {
 }
 
 var (
-	afterClause   = regexp.MustCompile(`^\s*after\s+(.+?)\s*->`)
-	afterAlone    = regexp.MustCompile(`^\s*after\s*$`)
-	afterValue    = regexp.MustCompile(`^\s*(.+?)\s*->`)
-	receiveAfter  = regexp.MustCompile(`\breceive\s+do\s+after\s+(.+?)\s*->`)
-	receiveOpened = regexp.MustCompile(`\breceive\s+do\s*$`)
+	afterClause   = hinted{regexp.MustCompile(`^\s*after\s+(.+?)\s*->`), []string{"after"}}
+	afterAlone    = hinted{regexp.MustCompile(`^\s*after\s*$`), []string{"after"}}
+	afterValue    = hinted{regexp.MustCompile(`^\s*(.+?)\s*->`), []string{"->"}}
+	receiveAfter  = hinted{regexp.MustCompile(`\breceive\s+do\s+after\s+(.+?)\s*->`), []string{"receive"}}
+	receiveOpened = hinted{regexp.MustCompile(`\breceive\s+do\s*$`), []string{"receive"}}
 )
 
 // receiveAfters: in tests, a receive whose only clause is after N (a

@@ -44,7 +44,7 @@ func suiteTimeouts(c change) []Finding {
 		for _, l := range b.added {
 			key, value := suiteSetting(l)
 			if key == "" {
-				if m := ciTimeoutVar.FindStringSubmatch(l.Text); m != nil && configFile(c.path) {
+				if m := configTimeoutVar(c.path, l.Text); m != nil {
 					out = append(out, c.finding("receive-timeout-raised", Concern, l,
 						fmt.Sprintf("CI now sets %s to %s: the suite's receive timeout, raised where the tests run", m[1], m[3])))
 				}
@@ -275,4 +275,13 @@ func pollTimeouts(c change) []Finding {
 	return longerWaits(c, read, Infinity, func(l Line, old, now int64) Finding {
 		return c.finding("wait-default-raised", Concern, l, fmt.Sprintf("the wait now lasts up to %s: a longer wait for the condition, not a fix", ms(now)))
 	})
+}
+
+// configTimeoutVar reads a timeout variable a CI configuration sets; nil
+// elsewhere.
+func configTimeoutVar(path, line string) []string {
+	if !configFile(path) {
+		return nil
+	}
+	return ciTimeoutVar.FindStringSubmatch(line)
 }

@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -191,10 +190,33 @@ func movedKey(text string) string { return movedKeyOf(code(text)) }
 
 // movedKeyOf is movedKey of a line's code (Line.code).
 func movedKeyOf(code string) string {
-	return qualifier.ReplaceAllString(strings.TrimSpace(code), "")
+	code = strings.TrimSpace(code)
+	if !strings.Contains(code, ".") {
+		return code
+	}
+	// Module qualifiers (Foo.Bar.) dropped by hand: a regexp on every
+	// line of a diff at the bound costs too much.
+	var b strings.Builder
+	for i := 0; i < len(code); {
+		if c := code[i]; c >= 'A' && c <= 'Z' && (i == 0 || !isWordByte(code[i-1])) {
+			j := i
+			for j < len(code) && isWordByte(code[j]) {
+				j++
+			}
+			if j < len(code) && code[j] == '.' {
+				i = j + 1
+				continue
+			}
+		}
+		b.WriteByte(code[i])
+		i++
+	}
+	return b.String()
 }
 
-var qualifier = regexp.MustCompile(`\b(?:[A-Z]\w*\.)+`)
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
 
 // dedupe keeps one finding per rule and line.
 func dedupe(in []Finding) []Finding {
