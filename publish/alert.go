@@ -20,6 +20,8 @@ func RenderAlert(v runs.View) string {
 	}
 	res := r.Result
 	switch {
+	case r.State == runs.Queued && r.Waiting != "":
+		b.WriteString(waitingLine(r.Waiting) + "\n")
 	case r.State == runs.Queued:
 		b.WriteString("🕓 The agent starts shortly.\n")
 	case r.State == runs.Started:

@@ -106,7 +106,7 @@ func describeState(e runs.Entry, r runs.Run, label string, now time.Time) string
 	switch r.State {
 	case runs.Queued:
 		if r.Waiting != "" {
-			return "🕓 queued: " + Text(r.Waiting, 200) + "; pitcrew tries again, and says here if it gives up."
+			return waitingLine(r.Waiting)
 		}
 		if origin != "" {
 			return "🕓 a run" + origin + " is queued; the agent starts shortly."
@@ -190,4 +190,10 @@ func ago(d time.Duration) string {
 		return fmt.Sprintf("%d hours", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+// waitingLine says a run is queued because the sandbox did not answer,
+// and that pitcrew tries again.
+func waitingLine(why string) string {
+	return "🕓 queued: " + Text(why, 200) + "; pitcrew tries again, and says here if it gives up."
 }

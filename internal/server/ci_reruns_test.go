@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -118,5 +119,27 @@ func TestACheckThatShowsNoTestRunClearsNothing(t *testing.T) {
 	summary := h.gh.CheckRuns()[0]["output"].(map[string]any)["summary"].(string)
 	if h.sandbox.SessionCount() != 0 || !strings.Contains(summary, "`test/racy_a_test.exs:27`: the passing attempt's log shows no completed test run") {
 		t.Fatalf("%d sessions:\n%s", h.sandbox.SessionCount(), summary)
+	}
+}
+
+// A sandbox down when a CI flake is reported shows on the check run at
+// once; the run starts on a later try, once.
+func TestASandboxDownIsShownOnTheCIsCheckRun(t *testing.T) {
+	h := newHarness(t, true)
+	h.sandbox.FailNextStarts(5) // every call of the task's first try
+	h.gh.SetJob(601, 1, 61, "test", "success", testenv.ExUnitLog(t, "gha_pm_in_job_retry.txt"))
+	h.gh.Annotate(61, "test/racy_b_test.exs", 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
+	h.gh.SetCheckSuite(suiteID, 601)
+	h.deliver("workflow_run", testenv.DeliveryID(), testenv.WorkflowRunEvent(t, 601, 1, suiteID, testenv.HeadSHA))
+	summary := func() string {
+		if runs := h.gh.CheckRuns(); len(runs) == 1 {
+			return fmt.Sprint(runs[0]["output"].(map[string]any)["summary"])
+		}
+		return ""
+	}
+	h.eventually("the wait on the check run", func() bool { return strings.Contains(summary(), "queued: the sandbox answered HTTP 500 at ") })
+	h.eventually("the run started on a later try", func() bool { return h.sandbox.SessionCount() == 1 && !strings.Contains(summary(), "queued:") })
+	if n := len(h.gh.CheckRuns()); n != 1 {
+		t.Fatalf("%d check runs", n)
 	}
 }

@@ -173,3 +173,28 @@ func TestDatadogDefaultBody(t *testing.T) {
 		t.Fatalf("issue %v", is)
 	}
 }
+
+// A sandbox down when an alert fires shows on its tracking issue at once;
+// the run starts on a later try, once.
+func TestASandboxDownIsShownOnTheAlertsIssue(t *testing.T) {
+	h := datadogHarness(t)
+	h.sandbox.FailNextStarts(5) // every call of the task's first try
+	if code := h.alert(datadogToken, testenv.DatadogAlert("1234567", "cycle-1", "Triggered", testenv.DatadogTags, "Error rate 7%")); code != 202 {
+		t.Fatalf("answered %d", code)
+	}
+	shows := func(text string) func() bool {
+		return func() bool {
+			for num := range h.gh.Issues() {
+				if cs := h.gh.Comments("hexpm/hexpm", num); len(cs) == 1 && strings.Contains(cs[0].Body, text) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	h.eventually("the wait on the tracking issue", shows("🕓 queued: the sandbox answered HTTP 500 at "))
+	h.eventually("the run started on a later try", shows("The agent is reading"))
+	if h.sandbox.SessionCount() != 1 || len(h.gh.Issues()) != 1 {
+		t.Fatalf("%d sessions, %d issues", h.sandbox.SessionCount(), len(h.gh.Issues()))
+	}
+}

@@ -1,7 +1,9 @@
 package flaky
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rs/zerolog"
@@ -58,6 +60,7 @@ func PassedOnRetry(failed, passing exunit.Report) (flakes []exunit.Failure, notF
 // each sighting, and writes the check run.
 func ReportCI(ctx context.Context, b *work.Env, gh github.Client, sig CISignal, logs []CILog, cfg repoconfig.Config) error {
 	var entries []runs.Entry
+	var retry error // a sandbox that did not answer: shown, then tried again
 	seen := map[exunit.TestRef]bool{}
 	compileErrors, unlocated, infra := 0, 0, 0
 	var notes []string
@@ -90,6 +93,9 @@ func ReportCI(ctx context.Context, b *work.Env, gh github.Client, sig CISignal, 
 			sighting := runs.Seen{Key: Key(sig.Subject.Repo, ref), Occurrence: l.Occurrence,
 				Commit: sig.Subject.Commit, Where: sig.URL, Name: publish.Line(f.Test, 200), Module: publish.Line(f.Module, 200)}
 			entry, _, err := Claim(ctx, b, Request{InstallationID: sig.InstallationID, Delivery: sig.Delivery, Subject: sig.Subject, Ref: ref, Config: cfg, Seen: &sighting})
+			if errors.Is(err, runs.ErrSandboxWaiting) {
+				retry, err = cmp.Or(retry, err), nil // shown as waiting first, then tried again
+			}
 			if err != nil {
 				return err
 			}
@@ -126,7 +132,8 @@ func ReportCI(ctx context.Context, b *work.Env, gh github.Client, sig CISignal, 
 			}
 		}
 	}
-	return b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
+	err := b.Publish.Status(ctx, gh, sig.Subject, func(st *runs.Status) {
 		st.Replace(runs.Status{InstallationID: sig.InstallationID, Label: Of(cfg).Label, Notice: notice, Entries: entries, Heading: sig.What, Rejected: notes})
 	}, runs.RunIDs(entries)...)
+	return cmp.Or(err, retry)
 }

@@ -5,6 +5,7 @@
 package incidents
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,6 +132,10 @@ func Start(ctx context.Context, b *work.Env, gh github.Client, inc Incident, cfg
 		Cooldown: alertCooldown, DailyLimit: cfg.DailyLimit, Input: inc.Input,
 		LastAttempt: queue.LastAttempt(ctx),
 	})
+	var retry error // a sandbox that did not answer: shown, then tried again
+	if errors.Is(err, runs.ErrSandboxWaiting) {
+		retry, err = err, nil
+	}
 	if reserved {
 		if err := b.Ledger.ReleaseIssue(context.WithoutCancel(ctx), repo); err != nil {
 			zerolog.Ctx(ctx).Warn().Err(err).Msg("could not give back an unused issue of the daily cap")
@@ -140,10 +145,10 @@ func Start(ctx context.Context, b *work.Env, gh github.Client, inc Incident, cfg
 		if err == nil {
 			zerolog.Ctx(ctx).Info().Str("claim", string(entry.Relation)).Str("note", entry.Note).Msg("no tracking issue for this alert: its run neither starts nor attaches")
 		}
-		return err
+		return cmp.Or(err, retry)
 	}
 	entry.About = inc.Title
-	if started == nil && entry.RunID != "" && inc.Renotified != "" {
+	if started == nil && retry == nil && entry.RunID != "" && inc.Renotified != "" {
 		// The same incident notified again: record it where people look.
 		if _, err := gh.CreateComment(ctx, inc.Repo, issue, inc.Renotified); err != nil {
 			return err
@@ -151,7 +156,7 @@ func Start(ctx context.Context, b *work.Env, gh github.Client, inc Incident, cfg
 	}
 	subject := runs.Subject{Repo: repo, Issue: issue}
 	next := runs.Status{InstallationID: inc.Inst, Job: string(inc.Kind), Entries: []runs.Entry{entry}}
-	if started == nil {
+	if started == nil && retry == nil {
 		// A repeated alert of an incident whose issue showed it in the last
 		// minutes writes nothing: a storm of alerts is not a storm of edits.
 		// Past that, it rewrites the comment (recreating it if deleted).
@@ -160,7 +165,7 @@ func Start(ctx context.Context, b *work.Env, gh github.Client, inc Incident, cfg
 			return nil
 		}
 	}
-	return b.Publish.Status(ctx, gh, subject, func(st *runs.Status) { st.Replace(next) }, entry.RunID)
+	return cmp.Or(b.Publish.Status(ctx, gh, subject, func(st *runs.Status) { st.Replace(next) }, entry.RunID), retry)
 }
 
 // Issue finds the incident's issue (Redis, then the hidden marker
