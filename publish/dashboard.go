@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,9 +137,16 @@ func writePredicted(b *strings.Builder, repo string, all []runs.Predicted, unsee
 	}
 }
 
-// predictedLine says when and from which fix a test was predicted.
+// predictedLine says when and from which fix a test was predicted, with
+// a link to the test at the commit scanned.
 func predictedLine(repo string, p runs.Predicted) string {
-	return fmt.Sprintf("Predicted on %s from [PR #%d](%s): %s.", day(p.At), p.PR, SafeURL(weburl.Pull(repo, p.PR)), Text(p.Why, 200))
+	at := ""
+	if file, line, ok := strings.Cut(p.Test, ":"); ok && p.Commit != "" {
+		if n, err := strconv.Atoi(line); err == nil {
+			at = fmt.Sprintf(" ([the test](%s))", SafeURL(weburl.Line(repo, p.Commit, file, n)))
+		}
+	}
+	return fmt.Sprintf("Predicted on %s from [PR #%d](%s)%s: %s.", day(p.At), p.PR, SafeURL(weburl.Pull(repo, p.PR)), at, Text(p.Why, 200))
 }
 
 func dashboardItem(t runs.FlakyTest) string {

@@ -159,7 +159,8 @@ func TestAPredictedTestHasARowUntilItIsSeen(t *testing.T) {
 	seen := flakyTest(1, nil)
 	at := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	predicted := []runs.Predicted{
-		{Key: "flaky:hexpm/hexpm:test/hexpm/web/assets_test.exs:4", Test: "test/hexpm/web/assets_test.exs:4", Name: "asset urls", Why: "reads :hexpm, :cdn_url (app-env) in a module that runs async", PR: 77, At: at},
+		{Key: "flaky:hexpm/hexpm:test/hexpm/web/assets_test.exs:4", Test: "test/hexpm/web/assets_test.exs:4", Name: "asset urls", Why: "reads :hexpm, :cdn_url (app-env) in a module that runs async", PR: 77, At: at,
+			Commit: "9a1f0c3e5b7d2468ace13579bdf02468ace13579"},
 		{Key: seen.Key, Test: seen.Test(), Why: "a sleep stands in for an asynchronous event before an assertion", PR: 76, At: at},
 	}
 	body := RenderDashboard(DashboardView{Repo: "hexpm/hexpm", Tests: []runs.FlakyTest{seen}, Total: 1, Predicted: predicted})
@@ -167,7 +168,7 @@ func TestAPredictedTestHasARowUntilItIsSeen(t *testing.T) {
 		"  - Predicted on 3 Dec 2026 from [PR #76](https://github.com/hexpm/hexpm/pull/76): a sleep stands in for an asynchronous event before an assertion.\n",
 		"### Predicted, not seen yet",
 		"- [ ] `test/hexpm/web/assets_test.exs:4` asset urls <!-- pitcrew:tick:" + TickID(predicted[0].Key) + " -->\n" +
-			"  - Predicted on 3 Dec 2026 from [PR #77](https://github.com/hexpm/hexpm/pull/77): reads :hexpm, :cdn\\_url (app-env) in a module that runs async.\n",
+			"  - Predicted on 3 Dec 2026 from [PR #77](https://github.com/hexpm/hexpm/pull/77) ([the test](https://github.com/hexpm/hexpm/blob/9a1f0c3e5b7d2468ace13579bdf02468ace13579/test/hexpm/web/assets_test.exs#L4)): reads :hexpm, :cdn\\_url (app-env) in a module that runs async.\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("dashboard lacks %q:\n%s", want, body)

@@ -20,6 +20,8 @@ type Predicted struct {
 	Why  string    `json:"why"`
 	PR   int       `json:"pr"` // the fix's pull request it was predicted from
 	At   time.Time `json:"at"`
+	// Commit is the commit whose tests were scanned ("" when unknown).
+	Commit string `json:"commit,omitempty"`
 	// Run is the run its key points at now (a box ticked), nil when none.
 	Run *Run `json:"-"`
 }

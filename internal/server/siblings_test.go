@@ -57,7 +57,7 @@ func TestTheEvidenceNamesSiblingsThatShareTheCause(t *testing.T) {
 			h.eventually("the predicted row", func() bool {
 				_, body := h.dashboardIssue()
 				return strings.Contains(body, "### Predicted, not seen yet") && strings.Contains(body, "- [ ] `test/hexpm/web/assets_test.exs:4` asset urls <!-- pitcrew:tick:") &&
-					strings.Contains(body, "Predicted on ") && strings.Contains(body, "from [PR #1234](https://github.com/hexpm/hexpm/pull/1234)")
+					strings.Contains(body, "Predicted on ") && strings.Contains(body, "from [PR #1234](https://github.com/hexpm/hexpm/pull/1234) ([the test](https://github.com/hexpm/hexpm/blob/"+testenv.BaseSHA+"/test/hexpm/web/assets_test.exs#L4))")
 			})
 		})
 	}

@@ -251,7 +251,7 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 	if err != nil {
 		return nil, err
 	}
-	if err := predict(ctx, b, run, p.Number, review.Siblings); err != nil {
+	if err := predict(ctx, b, run, p.Number, review); err != nil {
 		return nil, err
 	}
 	return &review, nil

@@ -84,14 +84,14 @@ func sayTarball(err error) string {
 
 // predict records each sibling in a test as predicted to flake (its row
 // on the dashboard, "predicted, not seen yet") and asks for a refresh.
-func predict(ctx context.Context, b *work.Env, run runs.Run, pr int, siblings []evidence.Sibling) error {
+func predict(ctx context.Context, b *work.Env, run runs.Run, pr int, r evidence.Review) error {
 	var ps []runs.Predicted
-	for _, s := range siblings {
+	for _, s := range r.Siblings {
 		ref, err := exunit.ParseTestRef(fmt.Sprintf("%s:%d", s.File, s.TestLine))
 		if s.TestLine == 0 || err != nil {
 			continue // a module's setup: no test to run
 		}
-		ps = append(ps, runs.Predicted{Key: flaky.Key(run.Repo, ref), Test: ref.String(), Name: s.Test, Why: s.Why, PR: pr, At: b.Time()})
+		ps = append(ps, runs.Predicted{Key: flaky.Key(run.Repo, ref), Test: ref.String(), Name: s.Test, Why: s.Why, PR: pr, At: b.Time(), Commit: r.SiblingsAt})
 	}
 	if len(ps) == 0 {
 		return nil
