@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -47,7 +46,7 @@ func nextEventTime() string {
 // Event is an @octokit/webhooks-examples payload (testdata/webhooks) as
 // pitcrew would get it: sent to Installation, moved to hexpm/hexpm, then
 // changed by change.
-func Event(t testing.TB, name string, change func(ev map[string]any)) []byte {
+func Event(t T, name string, change func(ev map[string]any)) []byte {
 	var ev map[string]any
 	b, err := os.ReadFile(Path("testdata", "webhooks", name))
 	if err == nil {
@@ -84,7 +83,7 @@ func Event(t testing.TB, name string, change func(ev map[string]any)) []byte {
 
 // LabeledEvent is the issues.labeled Event with the given label, sender,
 // issue number and text.
-func LabeledEvent(t testing.TB, label, sender string, issue int, title, body string) []byte {
+func LabeledEvent(t T, label, sender string, issue int, title, body string) []byte {
 	return Event(t, "issues.labeled.json", func(ev map[string]any) {
 		ev["label"].(map[string]any)["name"] = label
 		is := ev["issue"].(map[string]any)
@@ -99,7 +98,7 @@ func LabeledEvent(t testing.TB, label, sender string, issue int, title, body str
 
 // DashboardEditEvent is the issues.edited Event of issue, labelled as a
 // dashboard, whose body editor (a bot when it ends in [bot]) changed to body.
-func DashboardEditEvent(t testing.TB, editor string, issue int, body string) []byte {
+func DashboardEditEvent(t T, editor string, issue int, body string) []byte {
 	return Event(t, "issues.edited.json", func(ev map[string]any) {
 		is := ev["issue"].(map[string]any)
 		is["number"], is["title"], is["body"] = issue, "Flaky tests dashboard", body
@@ -115,7 +114,7 @@ func DashboardEditEvent(t testing.TB, editor string, issue int, body string) []b
 
 // PushEvent is the push Event: commit after pushed to the default
 // branch, adding and modifying files.
-func PushEvent(t testing.TB, after string, added, modified []any) []byte {
+func PushEvent(t T, after string, added, modified []any) []byte {
 	return Event(t, "push.json", func(ev map[string]any) {
 		ev["ref"], ev["after"] = "refs/heads/master", after
 		ev["commits"] = []any{map[string]any{"id": after, "added": added, "modified": modified, "removed": []any{}}}
@@ -127,13 +126,13 @@ const HeadSHA = "5779607b49aab1200488439f02372c57b4f75444"
 
 // RerunPassedEvent is the workflow_run.completed Event from
 // @octokit/webhooks-examples, moved to hexpm/hexpm, as attempt 2 that passed.
-func RerunPassedEvent(t testing.TB, runID int64, sha string) []byte {
+func RerunPassedEvent(t T, runID int64, sha string) []byte {
 	return WorkflowRunEvent(t, runID, 2, 0, sha)
 }
 
 // WorkflowRunEvent is a successful attempt of a workflow run of hexpm/hexpm;
 // suite 0 keeps the Event's check suite id.
-func WorkflowRunEvent(t testing.TB, runID int64, attempt int, suite int64, sha string) []byte {
+func WorkflowRunEvent(t T, runID int64, attempt int, suite int64, sha string) []byte {
 	return Event(t, "workflow_run.completed.json", func(ev map[string]any) {
 		run := ev["workflow_run"].(map[string]any)
 		run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, attempt, "success", "completed", sha, "CI"
@@ -145,7 +144,7 @@ func WorkflowRunEvent(t testing.TB, runID int64, attempt int, suite int64, sha s
 }
 
 // ExUnitLog is a real ExUnit log from exunit/testdata/logs.
-func ExUnitLog(t testing.TB, name string) string {
+func ExUnitLog(t T, name string) string {
 	b, err := os.ReadFile(Path("exunit", "testdata", "logs", name))
 	if err != nil {
 		t.Fatal(err)
@@ -155,13 +154,13 @@ func ExUnitLog(t testing.TB, name string) string {
 
 // PassedCheckEvent is the check_run.completed Event, moved to
 // hexpm/hexpm, as a CircleCI check that passed.
-func PassedCheckEvent(t testing.TB, id int64, sha, name string) []byte {
+func PassedCheckEvent(t T, id int64, sha, name string) []byte {
 	return PassedCheckEventWithOutput(t, id, sha, name, ExUnitLog(t, "pass_seed_2.txt"))
 }
 
 // PassedCheckEventWithOutput is PassedCheckEvent whose check run reported
 // text as its output: the passing run's log.
-func PassedCheckEventWithOutput(t testing.TB, id int64, sha, name, text string) []byte {
+func PassedCheckEventWithOutput(t T, id int64, sha, name, text string) []byte {
 	return Event(t, "check_run.completed.json", func(ev map[string]any) {
 		c := ev["check_run"].(map[string]any)
 		c["id"], c["conclusion"], c["head_sha"], c["name"] = id, "success", sha, name
@@ -173,7 +172,7 @@ func PassedCheckEventWithOutput(t testing.TB, id int64, sha, name, text string) 
 // ForkCheckEvent is a CircleCI check that passed on a fork's pull request:
 // GitHub names no pull request of the repository and, for a fork, no head
 // branch; branch, when given, is set on the suite instead.
-func ForkCheckEvent(t testing.TB, id int64, sha, name, branch string) []byte {
+func ForkCheckEvent(t T, id int64, sha, name, branch string) []byte {
 	return Event(t, "check_run.completed.json", func(ev map[string]any) {
 		c := ev["check_run"].(map[string]any)
 		c["id"], c["conclusion"], c["head_sha"], c["name"] = id, "success", sha, name
@@ -194,7 +193,7 @@ const MergeSHA = "c4295bd74fb0f4fda03689c3df3f2803b658fd85"
 
 // MergedPullEvent is the pull_request.closed Event from
 // @octokit/webhooks-examples, moved to hexpm/hexpm and turned merged.
-func MergedPullEvent(t testing.TB, number int, sha string) []byte {
+func MergedPullEvent(t T, number int, sha string) []byte {
 	return Event(t, "pull_request.closed.json", func(ev map[string]any) {
 		ev["number"] = number
 		pr := ev["pull_request"].(map[string]any)
@@ -204,7 +203,7 @@ func MergedPullEvent(t testing.TB, number int, sha string) []byte {
 }
 
 // SentrySample is a Sentry webhook body from testdata/sentry.
-func SentrySample(t testing.TB, name string) []byte {
+func SentrySample(t T, name string) []byte {
 	b, err := os.ReadFile(Path("testdata", "sentry", name))
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +240,7 @@ func DeliveryID() string {
 
 // PullSyncEvent is the pull_request.synchronize example: a push to pull
 // request number of hexpm/hexpm, now at head.
-func PullSyncEvent(t testing.TB, number int, head string) []byte {
+func PullSyncEvent(t T, number int, head string) []byte {
 	return Event(t, "pull_request.synchronize.json", func(ev map[string]any) {
 		ev["number"] = number
 		pr := ev["pull_request"].(map[string]any)
@@ -253,7 +252,7 @@ func PullSyncEvent(t testing.TB, number int, head string) []byte {
 // CheckSuiteEvent is the check_suite.completed example: app's suite
 // concluded on head, a commit of pull requests prs. Its id is that of the
 // first suite GitHub.SetHeadSuite puts on a head.
-func CheckSuiteEvent(t testing.TB, head, app, conclusion string, prs ...int) []byte {
+func CheckSuiteEvent(t T, head, app, conclusion string, prs ...int) []byte {
 	return Event(t, "check_suite.completed.json", func(ev map[string]any) {
 		s := ev["check_suite"].(map[string]any)
 		s["head_sha"], s["conclusion"], s["id"] = head, conclusion, 700
@@ -269,13 +268,13 @@ func CheckSuiteEvent(t testing.TB, head, app, conclusion string, prs ...int) []b
 
 // ReviewEvent is the pull_request_review.submitted example: reviewer left
 // a review in state (approved, changes_requested, commented) on number.
-func ReviewEvent(t testing.TB, number int, reviewer, state string) []byte {
+func ReviewEvent(t T, number int, reviewer, state string) []byte {
 	return ReviewWithBody(t, number, 0, reviewer, state, "")
 }
 
 // ReviewWithBody is ReviewEvent with the review's id (0 keeps the
 // example's) and text.
-func ReviewWithBody(t testing.TB, number int, id int64, reviewer, state, body string) []byte {
+func ReviewWithBody(t T, number int, id int64, reviewer, state, body string) []byte {
 	return Event(t, "pull_request_review.submitted.json", func(ev map[string]any) {
 		r := ev["review"].(map[string]any)
 		r["state"], r["body"] = state, body
@@ -289,7 +288,7 @@ func ReviewWithBody(t testing.TB, number int, id int64, reviewer, state, body st
 
 // CommentEvent is the issue_comment.created Event: sender's comment id
 // with body on issue (a pull request when onPull).
-func CommentEvent(t testing.TB, sender string, issue int, id int64, body string, onPull bool) []byte {
+func CommentEvent(t T, sender string, issue int, id int64, body string, onPull bool) []byte {
 	return Event(t, "issue_comment.created.json", func(ev map[string]any) {
 		is := ev["issue"].(map[string]any)
 		is["number"] = issue

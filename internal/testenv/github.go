@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
@@ -58,7 +57,7 @@ type Comment struct {
 // carrying an unknown one, fails the test.
 type GitHub struct {
 	*httptest.Server
-	t   testing.TB
+	t   T
 	ops []Operation
 
 	mu           sync.Mutex
@@ -98,7 +97,7 @@ type GitHub struct {
 }
 
 // NewGitHub starts the fake; it stops with the test.
-func NewGitHub(t testing.TB) *GitHub {
+func NewGitHub(t T) *GitHub {
 	_, file, _, _ := runtime.Caller(0)
 	ops, err := LoadOpenAPISubset(filepath.Join(filepath.Dir(file), "../../testdata/openapi/github-subset.json"))
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"sync"
-	"testing"
 )
 
 var (
@@ -16,7 +15,7 @@ var (
 
 // AppKeyPEM returns a GitHub App private key (PEM, RSA 2048) for tests,
 // made once per test binary: key generation is slow.
-func AppKeyPEM(t testing.TB) []byte {
+func AppKeyPEM(t T) []byte {
 	keyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
 		if err != nil {

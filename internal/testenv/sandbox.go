@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -36,7 +35,7 @@ type Sandbox struct {
 }
 
 // NewSandbox starts the fake; it stops with the test.
-func NewSandbox(t testing.TB) *Sandbox {
+func NewSandbox(t T) *Sandbox {
 	s := &Sandbox{Org: "acme", APIKey: "rush-test-key", sessions: map[string]*sandbox.Session{}, byKey: map[string]string{}, artifacts: map[string]string{}, messages: map[string][]string{}, messageKeys: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -104,7 +103,7 @@ func (s *Sandbox) AddArtifact(id, name, content string) {
 
 // Callback posts a signed callback for a session to url, as the sandbox
 // does when a session ends, and returns the answer's status code.
-func (s *Sandbox) Callback(t testing.TB, url, secret, event, sessionID string) int {
+func (s *Sandbox) Callback(t T, url, secret, event, sessionID string) int {
 	t.Helper()
 	body, _ := json.Marshal(sandbox.Callback{Event: event, SessionID: sessionID, SessionURL: s.URL + "/s/" + sessionID})
 	v, err := sandbox.NewVerifier(secret)
