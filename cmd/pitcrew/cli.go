@@ -27,6 +27,10 @@ var subcommands = []subcommand{
 	{"exunit", "[FILE]", "reads a mix test output or CI log as pitcrew does and prints what it found, as JSON", exunitCommand, true},
 	{"review", "[--job flaky|alert] [--base DIR] [--head DIR] FILE|-", "checks a unified diff with a job's reviewer rules and prints the findings, as JSON", reviewCommand, true},
 	{"siblings", "--fix FILE.patch DIR", "prints the tests of a checkout that share the cause a fix addressed, as JSON", siblingsCommand, true},
+	{"demo", "[--serve]", "plays every story against built-in fakes of GitHub and the sandbox and shows what GitHub would show",
+		func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return demoCommand(args, stdout, stderr)
+		}, false},
 	{"healthcheck", "[-config FILE]", "exits 0 when the pitcrew on PITCREW_ADDR answers /healthz (the container's probe)", healthcheckCommand, false},
 }
 
