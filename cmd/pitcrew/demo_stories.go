@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -76,20 +77,25 @@ func (d *demo) showCheckRun(sha string) {
 }
 
 // session is the id the sandbox gave the session started under the
-// idempotency key that contains key.
+// idempotency key that contains key (ses_N, N counting distinct keys),
+// waiting for its start.
 func (d *demo) session(key string) string {
-	_, keys := d.sandbox.StartRequests()
-	var seen []string
-	for _, k := range keys {
-		if !slices.Contains(seen, k) {
-			seen = append(seen, k)
+	var id string
+	d.eventually("the session of "+key, func() bool {
+		_, keys := d.sandbox.StartRequests()
+		var seen []string
+		for _, k := range keys {
+			if !slices.Contains(seen, k) {
+				seen = append(seen, k)
+			}
+			if strings.Contains(k, key) {
+				id = "ses_" + strconv.Itoa(slices.Index(seen, k)+1)
+				return true
+			}
 		}
-		if strings.Contains(k, key) {
-			return "ses_" + strconv.Itoa(slices.Index(seen, k)+1)
-		}
-	}
-	d.Fatalf("no session was started for %s", key)
-	return ""
+		return false
+	})
+	return id
 }
 
 func (d *demo) commentHas(issue int, text string) func() bool {
@@ -109,10 +115,30 @@ func (d *demo) issueTitled(prefix string) int {
 	return 0
 }
 
+// pull puts the pull request the scripted agent opened on the GitHub
+// fake, with a change from evidence/testdata (or diff itself, when it is
+// one).
+func (d *demo) pull(n int, diff string) {
+	if !strings.HasPrefix(diff, "diff --git ") {
+		b, err := os.ReadFile(testenv.Path("evidence", "testdata", diff))
+		if err != nil {
+			d.Fatal(err)
+		}
+		diff = string(b)
+	}
+	d.gh.SetPull(n, fmt.Sprintf("%040x", n), "open", false, diff)
+}
+
+// demoMigrationFix is the change the profiling session opens on /pitcrew open-pr.
+const demoMigrationFix = "diff --git a/priv/repo/migrations/20261202090000_index_packages_downloads.exs b/priv/repo/migrations/20261202090000_index_packages_downloads.exs\n" +
+	"new file mode 100644\nindex 0000000..1a2b3c4\n--- /dev/null\n+++ b/priv/repo/migrations/20261202090000_index_packages_downloads.exs\n@@ -0,0 +1,7 @@\n" +
+	"+defmodule Hexpm.RepoBase.Migrations.IndexPackagesDownloads do\n+  use Ecto.Migration\n+\n+  def change do\n+    create index(:packages, [:downloads])\n+  end\n+end\n"
+
 func (d *demo) flakyLabel() {
 	d.story(1, "A `flaky` label on an issue", "issues.labeled (`flaky`, by alice) on #7, which names `"+demoFlakyTest+"`; the agent answers that it fixed it.")
 	d.deliver("issues", testenv.LabeledEvent(d, "flaky", "alice", 7, "Flaky package controller test", "Fails about once in 30 CI runs:\n\n    "+demoFlakyTest))
 	d.eventually("the status comment with the run", d.commentHas(7, "/s/"))
+	d.pull(1234, "flaky/real_fix_sync.diff")
 	d.finish(d.session(demoFlakyTest), sandbox.StatusCompleted, answer("Looped it 400 times: 7 failures with seed 48213.",
 		`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1234", "cause": "An async test changed :hexpm, :billing with Application.put_env.", "seed": 48213, "failures_before": 7, "failures_after": 0, "runs": 50}`))
 	d.eventually("the outcome in the status comment", d.commentHas(7, "pull/1234"))
@@ -129,6 +155,7 @@ func (d *demo) rerunPassed() {
 	d.eventually("the check run", func() bool {
 		return strings.Contains(summaryOf(d.checkRun(testenv.HeadSHA)), "the agent is working on it")
 	})
+	d.pull(1301, "flaky/real_fix_sync.diff")
 	d.finish(d.session("test/racy_b_test.exs:25"), sandbox.StatusCompleted, answer("Reproduced with seed 1.",
 		`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1301", "cause": "RacyBTest is async and another async test sets the same application env.", "seed": 1, "failures_before": 9, "failures_after": 0, "runs": 50}`))
 	d.finish(d.session("test/racy_b_test.exs:20"), sandbox.StatusCompleted, answer("No failure in 500 runs.", `{"outcome":"not_reproduced","pr_url":null,"runs":500}`))
@@ -172,6 +199,7 @@ func (d *demo) datadog() {
 		n = d.issueTitled("Datadog alert: ")
 		return n != 0 && d.commentHas(n, "The agent is reading")()
 	})
+	d.pull(77, "alert/nil_guard_clean.diff")
 	d.finish(d.newSession("the alert's run", before), sandbox.StatusCompleted, answer("Found it.", `{"outcome":"fixed","pr_url":"https://github.com/hexpm/hexpm/pull/77","cause":"Nil release in PackageController.show."}`))
 	d.eventually("the answer", d.commentHas(n, "Fixed in https://github.com/hexpm/hexpm/pull/77"))
 	d.showIssue(n)
@@ -195,6 +223,7 @@ func (d *demo) sentry() {
 		n = d.issueTitled("Sentry issue: ")
 		return n != 0 && d.commentHas(n, "The agent is reading")()
 	})
+	d.pull(81, "alert/nil_guard_clean.diff")
 	d.finish(d.newSession("the alert's run", before), sandbox.StatusCompleted, answer("Found it.", `{"outcome":"fixed","pr_url":"https://github.com/hexpm/hexpm/pull/81","cause":"validate_metadata/2 had no clause for a nil name."}`))
 	d.eventually("the answer", d.commentHas(n, "Fixed in https://github.com/hexpm/hexpm/pull/81"))
 	d.showIssue(n)
@@ -205,6 +234,10 @@ func (d *demo) openPR() {
 	d.story(7, "`/pitcrew open-pr` on the migration's pull request", fmt.Sprintf("issue_comment.created: alice writes `/pitcrew open-pr` on #%d; the profiling session is asked to open the change it measured.", demoMigration))
 	d.deliver("issue_comment", testenv.CommentEvent(d, "alice", demoMigration, 801, "/pitcrew open-pr", true))
 	d.eventually("the follow-up in the status comment", d.commentHas(demoMigration, "The agent is opening the change it measured as a pull request"))
+	d.pull(1400, demoMigrationFix)
+	d.finish(d.session("migration:"+demoRepo+":"+testenv.MergeSHA), sandbox.StatusCompleted,
+		"Added the index on packages.downloads: the package list sorted by downloads went from 412 ms to 9 ms.\n\nhttps://github.com/hexpm/hexpm/pull/1400\n")
+	d.eventually("the pull request in the status comment", d.commentHas(demoMigration, "pull/1400"))
 	d.showComments(demoMigration)
 }
 

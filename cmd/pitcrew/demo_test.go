@@ -31,7 +31,7 @@ func TestDemoPlaysEveryStoryInUnderAMinute(t *testing.T) {
 		{"## 4. A merged migration (slow-query report)", "## 1. Package list sorted by downloads (412 ms)"},
 		{"## 5. A Datadog alert", "Datadog alert: [Triggered on {service:hexpm,env:prod}] 5xx rate above 2% on hexpm"},
 		{"## 6. A Sentry issue alert", "Sentry issue: FunctionClauseError: no function clause matching in Hexpm.Repository.Releases.validate_metadata/2"},
-		{"## 7. `/pitcrew open-pr` on the migration's pull request", "iteration 1 of 3: `/pitcrew open-pr` by `alice`"},
+		{"## 7. `/pitcrew open-pr` on the migration's pull request", "[PR #1400](https://github.com/hexpm/hexpm/pull/1400)"},
 		{"## 8. A dashboard tick", ": Flaky tests dashboard\n"},
 	}
 	for i, s := range stories {
