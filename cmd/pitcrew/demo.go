@@ -93,12 +93,14 @@ func (n *narrator) errors() []string {
 // demo is pitcrew running against the fakes, with what the stories need.
 type demo struct {
 	*narrator
-	out     io.Writer
-	gh      *testenv.GitHub
-	sandbox *testenv.Sandbox
-	app     *server.App
-	url     string
-	logs    *demoLogs
+	out       io.Writer
+	gh        *testenv.GitHub
+	sandbox   *testenv.Sandbox
+	app       *server.App
+	url       string
+	logs      *demoLogs
+	ended     map[string]bool // the sessions the demo ended
+	profiling string          // the merged migration's session
 }
 
 type demoLogs struct {
@@ -165,9 +167,9 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 // on a loopback port.
 func startDemo(n *narrator, out io.Writer) (d *demo, err error) {
 	defer recoverFailure(&err)
-	d = &demo{narrator: n, out: out, gh: testenv.NewGitHub(n), sandbox: testenv.NewSandbox(n), logs: &demoLogs{}}
+	d = &demo{narrator: n, out: out, gh: testenv.NewGitHub(n), sandbox: testenv.NewSandbox(n), logs: &demoLogs{}, ended: map[string]bool{}}
 	d.gh.SetPermission("alice", "write")
-	d.gh.SetFile(demoRepo, ".github/pitcrew.yml", "daily_limit: 20\n") // the demo starts more runs than the default 5 a day
+	d.gh.SetFile(demoRepo, ".github/pitcrew.yml", "daily_limit: 20\nflaky:\n  verify_runs: 1\n") // the demo starts more runs than the default 5 a day
 	m, err := miniredis.Run()
 	if err != nil {
 		return d, fmt.Errorf("embedded Redis: %w", err)
@@ -250,6 +252,7 @@ func hmacHex(secret string, body []byte) string {
 // finish ends a session with the scripted agent's answer and sends the
 // sandbox's callback.
 func (d *demo) finish(session, status, answer string) {
+	d.ended[session] = true
 	d.sandbox.Finish(session, status, answer)
 	event := sandbox.EventRunCompleted
 	if status == sandbox.StatusFailed {

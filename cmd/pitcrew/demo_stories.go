@@ -76,9 +76,9 @@ func (d *demo) showCheckRun(sha string) {
 	fmt.Fprintf(d.out, "#### Check run %q on %s (%v): %v\n\n%s\n\n", c["name"], sha[:7], c["conclusion"], out["title"], strings.TrimSpace(summaryOf(c)))
 }
 
-// session is the id the sandbox gave the session started under the
-// idempotency key that contains key (ses_N, N counting distinct keys),
-// waiting for its start.
+// session is the id the sandbox gave the first session started under an
+// idempotency key that contains key (ses_N, N counting distinct keys) and
+// not ended by the demo yet, waiting for its start.
 func (d *demo) session(key string) string {
 	var id string
 	d.eventually("the session of "+key, func() bool {
@@ -88,14 +88,32 @@ func (d *demo) session(key string) string {
 			if !slices.Contains(seen, k) {
 				seen = append(seen, k)
 			}
-			if strings.Contains(k, key) {
-				id = "ses_" + strconv.Itoa(slices.Index(seen, k)+1)
+			id = "ses_" + strconv.Itoa(slices.Index(seen, k)+1)
+			if strings.Contains(k, key) && !d.ended[id] {
 				return true
 			}
 		}
 		return false
 	})
 	return id
+}
+
+// verify ends the next independent verification of a fix as the agent
+// would: the seed fails on the base and passes on the head, as the run's
+// evidence log shows.
+func (d *demo) verify() {
+	ses := d.session("verify:")
+	d.sandbox.AddArtifact(ses, "pitcrew-evidence.log", d.runLog("verify_agrees.log"))
+	d.finish(ses, sandbox.StatusCompleted, "Ran it.")
+}
+
+// runLog is a run's evidence log from evidence/testdata/runlogs.
+func (d *demo) runLog(name string) string {
+	b, err := os.ReadFile(testenv.Path("evidence", "testdata", "runlogs", name))
+	if err != nil {
+		d.Fatal(err)
+	}
+	return string(b)
 }
 
 func (d *demo) commentHas(issue int, text string) func() bool {
@@ -139,9 +157,12 @@ func (d *demo) flakyLabel() {
 	d.deliver("issues", testenv.LabeledEvent(d, "flaky", "alice", 7, "Flaky package controller test", "Fails about once in 30 CI runs:\n\n    "+demoFlakyTest))
 	d.eventually("the status comment with the run", d.commentHas(7, "/s/"))
 	d.pull(1234, "flaky/real_fix_sync.diff")
-	d.finish(d.session(demoFlakyTest), sandbox.StatusCompleted, answer("Looped it 400 times: 7 failures with seed 48213.",
-		`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1234", "cause": "An async test changed :hexpm, :billing with Application.put_env.", "seed": 48213, "failures_before": 7, "failures_after": 0, "runs": 50}`))
-	d.eventually("the outcome in the status comment", d.commentHas(7, "pull/1234"))
+	ses := d.session(demoFlakyTest)
+	d.sandbox.AddArtifact(ses, "pitcrew-evidence.log", d.runLog("backed.log"))
+	d.finish(ses, sandbox.StatusCompleted, answer("Seed 8 failed.",
+		`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1234", "cause": "The test raced the async indexer; it now waits for its :indexed message.", "seed": 8, "failures_before": 2, "failures_after": 0, "runs": 6}`))
+	d.verify()
+	d.eventually("the outcome, verified, in the status comment", d.commentHas(7, "agrees with the fix"))
 	d.showComments(7)
 }
 
@@ -156,12 +177,15 @@ func (d *demo) rerunPassed() {
 		return strings.Contains(summaryOf(d.checkRun(testenv.HeadSHA)), "the agent is working on it")
 	})
 	d.pull(1301, "flaky/real_fix_sync.diff")
-	d.finish(d.session("test/racy_b_test.exs:25"), sandbox.StatusCompleted, answer("Reproduced with seed 1.",
-		`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1301", "cause": "RacyBTest is async and another async test sets the same application env.", "seed": 1, "failures_before": 9, "failures_after": 0, "runs": 50}`))
+	ses := d.session("test/racy_b_test.exs:25")
+	d.sandbox.AddArtifact(ses, "pitcrew-evidence.log", d.runLog("backed.log"))
+	d.finish(ses, sandbox.StatusCompleted, answer("Seed 8 failed.",
+		`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1301", "cause": "RacyBTest is async and another async test sets the same application env.", "seed": 8, "failures_before": 2, "failures_after": 0, "runs": 6}`))
 	d.finish(d.session("test/racy_b_test.exs:20"), sandbox.StatusCompleted, answer("No failure in 500 runs.", `{"outcome":"not_reproduced","pr_url":null,"runs":500}`))
+	d.verify()
 	d.eventually("both outcomes on the check run", func() bool {
 		s := summaryOf(d.checkRun(testenv.HeadSHA))
-		return strings.Contains(s, "pull/1301") && !strings.Contains(s, "the agent is working on it")
+		return strings.Contains(s, "pull/1301") && strings.Contains(s, "agrees with the fix") && !strings.Contains(s, "the agent is working on it")
 	})
 	d.showCheckRun(testenv.HeadSHA)
 }
@@ -182,9 +206,9 @@ func (d *demo) migration() {
 	d.gh.SetPullFiles(demoMigration, "modified lib/hexpm/repository/packages.ex", "added priv/repo/migrations/20261201120000_add_downloads_index.exs")
 	d.deliver("pull_request", testenv.MergedPullEvent(d, demoMigration, testenv.MergeSHA))
 	d.eventually("the started comment", d.commentHas(demoMigration, "A profiling run started"))
-	ses := d.session("migration:" + demoRepo + ":" + testenv.MergeSHA)
-	d.sandbox.AddArtifact(ses, publish.ReportName, demoReport)
-	d.finish(ses, sandbox.StatusCompleted, "Report written.")
+	d.profiling = d.session("migration:" + demoRepo + ":" + testenv.MergeSHA)
+	d.sandbox.AddArtifact(d.profiling, publish.ReportName, demoReport)
+	d.finish(d.profiling, sandbox.StatusCompleted, "Report written.")
 	d.eventually("the report", d.commentHas(demoMigration, "Package list sorted by downloads"))
 	d.showComments(demoMigration)
 }
@@ -235,7 +259,7 @@ func (d *demo) openPR() {
 	d.deliver("issue_comment", testenv.CommentEvent(d, "alice", demoMigration, 801, "/pitcrew open-pr", true))
 	d.eventually("the follow-up in the status comment", d.commentHas(demoMigration, "The agent is opening the change it measured as a pull request"))
 	d.pull(1400, demoMigrationFix)
-	d.finish(d.session("migration:"+demoRepo+":"+testenv.MergeSHA), sandbox.StatusCompleted,
+	d.finish(d.profiling, sandbox.StatusCompleted,
 		"Added the index on packages.downloads: the package list sorted by downloads went from 412 ms to 9 ms.\n\nhttps://github.com/hexpm/hexpm/pull/1400\n")
 	d.eventually("the pull request in the status comment", d.commentHas(demoMigration, "pull/1400"))
 	d.showComments(demoMigration)
