@@ -44,6 +44,9 @@ const (
 	demoWait          = 10 * time.Second
 )
 
+// demoSource is where the fakes find a file of pitcrew's source tree.
+var demoSource = testenv.Path
+
 // demoFailure is what narrator.Fatal panics with; the demo recovers it.
 type demoFailure string
 
@@ -127,10 +130,10 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	for _, f := range [][]string{{"testdata", "openapi", "github-subset.json"}, {"testdata", "webhooks", "issues.labeled.json"}, {"exunit", "testdata", "logs", "gha_fail_seed_1.txt"}} {
-		if _, err := os.Stat(testenv.Path(f...)); err != nil {
+	for _, f := range [][]string{{"testdata", "openapi", "github-subset.json"}, {"testdata", "webhooks", "issues.labeled.json"}, {"exunit", "testdata", "logs", "gha_fail_seed_1.txt"}, {"evidence", "testdata", "runlogs", "backed.log"}} {
+		if _, err := os.Stat(demoSource(f...)); err != nil {
 			fmt.Fprintf(stderr, "pitcrew demo: the fakes read GitHub's OpenAPI description and sample payloads from pitcrew's source tree, and %s is not there.\n"+
-				"Run it from a checkout of pitcrew: go run ./cmd/pitcrew demo\n", testenv.Path(f...))
+				"Run it from a checkout of pitcrew: go run ./cmd/pitcrew demo\n", demoSource(f...))
 			return 1
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 // pitcrew demo plays every story through the real pipeline against the
 // built-in fakes, and shows each one's outcome as GitHub would, in under
 // a minute: a promise to whoever tries it first.
+var defaultDemoSource = demoSource
+
 func TestDemoPlaysEveryStoryInUnderAMinute(t *testing.T) {
 	start := time.Now()
 	var out, errs bytes.Buffer
@@ -52,5 +55,18 @@ func TestDemoPlaysEveryStoryInUnderAMinute(t *testing.T) {
 	}
 	if !strings.Contains(text, "Fixed in https://github.com/hexpm/hexpm/pull/77") || !strings.Contains(text, "Fixed in https://github.com/hexpm/hexpm/pull/81") {
 		t.Errorf("an alert's fix is missing:\n%s", text)
+	}
+}
+
+// A binary run outside pitcrew's source tree has no samples for its fakes:
+// it says so and exits 1, before starting anything.
+func TestDemoOutsideTheSourceTreeSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	demoSource = func(elem ...string) string { return filepath.Join(append([]string{dir}, elem...)...) }
+	t.Cleanup(func() { demoSource = defaultDemoSource })
+	var out, errs bytes.Buffer
+	code, _ := dispatch([]string{"demo"}, strings.NewReader(""), &out, &errs)
+	if code != 1 || out.Len() != 0 || !strings.Contains(errs.String(), "is not there.\nRun it from a checkout of pitcrew: go run ./cmd/pitcrew demo") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errs.String())
 	}
 }
