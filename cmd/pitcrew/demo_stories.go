@@ -192,7 +192,7 @@ func (d *demo) rerunPassed() {
 
 func (d *demo) inJobRetry() {
 	sha := strings.Repeat("b", 40)
-	d.story(3, "An in-job retry", "workflow_run.completed: run 601 passed on its first attempt, but its job ran `mix test || mix test --failed` and a test failed before passing.")
+	d.story(3, "An in-job retry", "workflow_run.completed: run 601 passed on its first attempt, but its job ran `mix test || mix test --failed` and a test failed before passing: the test story 2 fixed, so pitcrew counts the sighting and starts no new run.")
 	d.gh.SetJob(601, 1, 61, "test", "success", testenv.ExUnitLog(d, "gha_pm_in_job_retry.txt"))
 	d.gh.Annotate(61, "test/racy_b_test.exs", 25, "failure", "test get_env/2 sees mode b after work (RacyBTest)")
 	d.gh.SetCheckSuite(880001, 601)
