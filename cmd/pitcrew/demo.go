@@ -8,9 +8,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -243,13 +240,7 @@ func (d *demo) post(path string, headers map[string]string, body []byte) {
 // deliver posts a GitHub webhook signed with the app's secret.
 func (d *demo) deliver(event string, payload []byte) {
 	d.post("/api/github/hook", map[string]string{"Content-Type": "application/json", "X-GitHub-Event": event,
-		"X-GitHub-Delivery": testenv.DeliveryID(), "X-Hub-Signature-256": "sha256=" + hmacHex(demoWebhookSecret, payload)}, payload)
-}
-
-func hmacHex(secret string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
+		"X-GitHub-Delivery": testenv.DeliveryID(), "X-Hub-Signature-256": "sha256=" + testenv.HMACHex(demoWebhookSecret, payload)}, payload)
 }
 
 // finish ends a session with the scripted agent's answer and sends the

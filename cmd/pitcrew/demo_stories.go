@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -218,40 +217,33 @@ func (d *demo) datadog() {
 	before := d.sandbox.SessionIDs()
 	body := testenv.DatadogAlert("1234567", "cycle-1", "Triggered", testenv.DatadogTags, "Error rate 7% on PackageController.show")
 	d.post("/api/datadog/hook", map[string]string{"Content-Type": "application/json", "X-Pitcrew-Token": demoDatadogToken}, body)
+	d.alertFixed("Datadog alert: ", before, 77, "Nil release in PackageController.show.")
+}
+
+// alertFixed waits for the tracking issue titled with prefix and its run
+// (a session beyond before), has the agent answer that pull request pr
+// fixes it for cause, and shows the issue once the answer is on it.
+func (d *demo) alertFixed(prefix string, before []string, pr int, cause string) {
 	var n int
 	d.eventually("the tracking issue with its run", func() bool {
-		n = d.issueTitled("Datadog alert: ")
+		n = d.issueTitled(prefix)
 		return n != 0 && d.commentHas(n, "The agent is reading")()
 	})
-	d.pull(77, "alert/nil_guard_clean.diff")
-	d.finish(d.newSession("the alert's run", before), sandbox.StatusCompleted, answer("Found it.", `{"outcome":"fixed","pr_url":"https://github.com/hexpm/hexpm/pull/77","cause":"Nil release in PackageController.show."}`))
-	d.eventually("the answer", d.commentHas(n, "Fixed in https://github.com/hexpm/hexpm/pull/77"))
+	d.pull(pr, "alert/nil_guard_clean.diff")
+	url := fmt.Sprintf("https://github.com/hexpm/hexpm/pull/%d", pr)
+	d.finish(d.newSession("the alert's run", before), sandbox.StatusCompleted, answer("Found it.", fmt.Sprintf(`{"outcome":"fixed","pr_url":%q,"cause":%q}`, url, cause)))
+	d.eventually("the answer", d.commentHas(n, "Fixed in "+url))
 	d.showIssue(n)
 	d.showComments(n)
 }
 
-var sentryEventField = regexp.MustCompile(`"event":\s*\{`)
-
 func (d *demo) sentry() {
 	d.story(6, "A Sentry issue alert", "a Sentry issue alert (`event_alert`) of project hexpm-web, mapped to hexpm/hexpm; the agent fixes the bug behind it.")
 	before := d.sandbox.SessionIDs()
-	body := testenv.SentrySample(d, "event_alert_phoenix.json")
-	if at := sentryEventField.FindIndex(body); at != nil { // stamped as received now, as Sentry sends it
-		stamp := fmt.Sprintf(`"received": %.3f, `, float64(time.Now().UnixMilli())/1000)
-		body = slices.Concat(body[:at[1]], []byte(stamp), body[at[1]:])
-	}
+	body := testenv.SentryReceived(d, "event_alert_phoenix.json", time.Now())
 	d.post("/api/sentry/hook", map[string]string{"Content-Type": "application/json", "Sentry-Hook-Resource": "event_alert",
-		"Sentry-Hook-Timestamp": strconv.FormatInt(time.Now().Unix(), 10), "Sentry-Hook-Signature": hmacHex(demoSentrySecret, body)}, body)
-	var n int
-	d.eventually("the tracking issue with its run", func() bool {
-		n = d.issueTitled("Sentry issue: ")
-		return n != 0 && d.commentHas(n, "The agent is reading")()
-	})
-	d.pull(81, "alert/nil_guard_clean.diff")
-	d.finish(d.newSession("the alert's run", before), sandbox.StatusCompleted, answer("Found it.", `{"outcome":"fixed","pr_url":"https://github.com/hexpm/hexpm/pull/81","cause":"validate_metadata/2 had no clause for a nil name."}`))
-	d.eventually("the answer", d.commentHas(n, "Fixed in https://github.com/hexpm/hexpm/pull/81"))
-	d.showIssue(n)
-	d.showComments(n)
+		"Sentry-Hook-Timestamp": strconv.FormatInt(time.Now().Unix(), 10), "Sentry-Hook-Signature": testenv.HMACHex(demoSentrySecret, body)}, body)
+	d.alertFixed("Sentry issue: ", before, 81, "validate_metadata/2 had no clause for a nil name.")
 }
 
 func (d *demo) openPR() {

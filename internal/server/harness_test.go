@@ -2,9 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -135,11 +132,7 @@ func (h *harness) postTo(path string, headers map[string]string, body io.Reader)
 	return resp.StatusCode
 }
 
-func sign(secret string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
-}
+func sign(secret string, body []byte) string { return "sha256=" + testenv.HMACHex(secret, body) }
 
 // get reads a route and returns its body, failing on a non-200 answer.
 func (h *harness) get(path string) string {

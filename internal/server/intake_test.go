@@ -16,7 +16,6 @@ import (
 	"github.com/pitcrew/pitcrew/hook"
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/queue"
-	"github.com/pitcrew/pitcrew/sandbox"
 )
 
 // post sends a signed delivery with the given content type; chunked sends
@@ -118,31 +117,6 @@ func TestIntakeContentTypesAndHeaders(t *testing.T) {
 	}
 	if n := len(h.storedDeliveries()); n != 1 {
 		t.Fatalf("%d deliveries stored, want only the form-encoded one", n)
-	}
-}
-
-func TestABodyReplayedUnderANewDeliveryIDIsDropped(t *testing.T) {
-	h := newHarness(t, true)
-	body := testenv.LabeledEvent(t, "flaky", "alice", 20, flakyTest, "")
-	first := testenv.DeliveryID()
-	h.deliver("issues", first, body)
-	h.eventually("the run to start", h.commentContains(20, "the agent is working on it"))
-	h.finish("ses_1", sandbox.StatusFailed, "The sandbox ran out of memory.")
-	h.eventually("the failure", h.commentContains(20, "failed: The sandbox ran out of memory"))
-	// The captured body, signed by GitHub, sent again under a new id.
-	if code := h.deliver("issues", testenv.DeliveryID(), body); code != 202 {
-		t.Fatalf("the replay answered %d", code)
-	}
-	h.eventually("the replay dropped", func() bool {
-		return strings.Contains(h.get("/metrics"), `pitcrew_deliveries_total{event="issues",outcome="replay"} 1`)
-	})
-	if h.sandbox.SessionCount() != 1 {
-		t.Fatalf("the replay started a run: %d sessions", h.sandbox.SessionCount())
-	}
-	// A retry of the first delivery's own task is no replay.
-	w := NewDeliveryWorker(h.redis, nil)
-	if done, firstID, _, err := w.seen(t.Context(), "issues", first, body); err != nil || firstID != first || !done {
-		t.Fatalf("the first delivery seen as done=%v first=%q err=%v", done, firstID, err)
 	}
 }
 

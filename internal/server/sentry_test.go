@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,9 +20,7 @@ const sentrySecret = "sentry-client-secret-for-tests"
 
 // signSentry is Sentry's signature: GitHub's HMAC-SHA256 hex, without
 // the "sha256=" prefix.
-func signSentry(secret string, body []byte) string {
-	return strings.TrimPrefix(sign(secret, body), "sha256=")
-}
+func signSentry(secret string, body []byte) string { return testenv.HMACHex(secret, body) }
 
 // sentry posts to the Sentry route as Sentry does, stamped now.
 func (h *harness) sentry(resource, signature string, body []byte) int {
@@ -38,22 +34,10 @@ func (h *harness) sentryAt(resource, signature, timestamp string, body []byte) i
 		"Sentry-Hook-Timestamp": timestamp, "Sentry-Hook-Signature": signature}, bytes.NewReader(body))
 }
 
-var sentryEvent = regexp.MustCompile(`"event":\s*\{`)
-
-// sentryReceived is a Sentry sample as Sentry sends it at received: its
-// event's received time, which the samples leave out, set.
-func sentryReceived(t *testing.T, name string, received time.Time) []byte {
-	body := testenv.SentrySample(t, name)
-	at := sentryEvent.FindIndex(body)
-	if at == nil {
-		t.Fatalf("%s holds no event", name)
-	}
-	stamp := fmt.Sprintf(`"received": %.3f, `, float64(received.UnixMilli())/1000)
-	return slices.Concat(body[:at[1]], []byte(stamp), body[at[1]:])
-}
-
 // freshSentry is a Sentry sample as Sentry sends it now.
-func freshSentry(t *testing.T, name string) []byte { return sentryReceived(t, name, time.Now()) }
+func freshSentry(t *testing.T, name string) []byte {
+	return testenv.SentryReceived(t, name, time.Now())
+}
 
 func sentryHarness(t *testing.T) *harness {
 	return newHarness(t, true, func(o *Options) {
@@ -199,8 +183,8 @@ func TestSentryRefusesAStaleAlertBeforeStoringIt(t *testing.T) {
 		{"a year-old alert as captured", "1764495673", captured},
 		{"a year-old alert under a new timestamp", now, captured},
 		{"a year-old alert with no timestamp", "", captured},
-		{"received a day and an hour ago", now, sentryReceived(t, "event_alert_phoenix.json", time.Now().Add(-25*time.Hour))},
-		{"received ten minutes from now", now, sentryReceived(t, "event_alert_phoenix.json", time.Now().Add(10*time.Minute))},
+		{"received a day and an hour ago", now, testenv.SentryReceived(t, "event_alert_phoenix.json", time.Now().Add(-25*time.Hour))},
+		{"received ten minutes from now", now, testenv.SentryReceived(t, "event_alert_phoenix.json", time.Now().Add(10*time.Minute))},
 		{"a fresh alert under a year-old timestamp", "1764495673", fresh},
 		{"a fresh alert under a timestamp that is not one", "soon", fresh},
 		{"an event with no time", now, undated},
@@ -223,7 +207,7 @@ func TestSentryRefusesAStaleAlertBeforeStoringIt(t *testing.T) {
 	if code := h.sentryAt("event_alert", signSentry(sentrySecret, fresh), "", fresh); code != 202 {
 		t.Fatalf("a fresh alert with no timestamp answered %d", code)
 	}
-	again := sentryReceived(t, "event_alert_phoenix.json", time.Now().Add(-23*time.Hour))
+	again := testenv.SentryReceived(t, "event_alert_phoenix.json", time.Now().Add(-23*time.Hour))
 	if code := h.sentry("event_alert", signSentry(sentrySecret, again), again); code != 202 {
 		t.Fatalf("an alert received 23 hours ago answered %d", code)
 	}

@@ -5,11 +5,16 @@ package testenv
 // server's end-to-end tests alike.
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,6 +214,29 @@ func SentrySample(t T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// sentryEvent opens the event object of a Sentry sample.
+var sentryEvent = regexp.MustCompile(`"event":\s*\{`)
+
+// SentryReceived is a Sentry sample as Sentry sends it at received: its
+// event's received time, which the samples leave out, set.
+func SentryReceived(t T, name string, received time.Time) []byte {
+	body := SentrySample(t, name)
+	at := sentryEvent.FindIndex(body)
+	if at == nil {
+		t.Fatalf("%s holds no event", name)
+	}
+	stamp := fmt.Sprintf(`"received": %.3f, `, float64(received.UnixMilli())/1000)
+	return slices.Concat(body[:at[1]], []byte(stamp), body[at[1]:])
+}
+
+// HMACHex is the hex HMAC-SHA256 of body with secret: GitHub's signature
+// after its "sha256=", Sentry's whole.
+func HMACHex(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // DatadogAlert fills the template of docs/alert-sources.md the way Datadog does.

@@ -4,10 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -298,13 +295,11 @@ func (g *GitHub) deliver(event, guid string, payload []byte, redelivery bool) in
 	g.mu.Lock()
 	url, secret := g.hookURL, g.hookSecret
 	g.mu.Unlock()
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(payload)
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(payload))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", event)
 	req.Header.Set("X-GitHub-Delivery", guid)
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("X-Hub-Signature-256", "sha256="+HMACHex(secret, payload))
 	code := 0
 	client := http.Client{Timeout: 10 * time.Second} // GitHub gives up after 10 s
 	if resp, err := client.Do(req); err == nil {
