@@ -3,7 +3,6 @@ package runs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -52,8 +51,12 @@ func (l *Ledger) Predict(ctx context.Context, repo string, ps []Predicted) error
 		pipe.HSetNX(ctx, key, p.Key, b)
 	}
 	pipe.Expire(ctx, key, predictedTTL)
+	n := pipe.HLen(ctx, key)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
+	}
+	if n.Val() <= MaxPredicted {
+		return nil // the common case: one round trip
 	}
 	return l.trimPredicted(ctx, key)
 }
@@ -78,24 +81,44 @@ func (l *Ledger) PredictedTests(ctx context.Context, repo string) ([]Predicted, 
 	if err != nil || len(ps) == 0 {
 		return ps, err
 	}
-	ids := make([]*redis.StringCmd, len(ps))
-	if _, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, pr := range ps {
-			ids[i] = p.Get(ctx, l.pointerKey(pr.Key))
-		}
-		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
+	// Each key's run in one round trip, as FlakyTests reads them.
+	res, err := predictedRunsScript.Run(ctx, l.rdb, nil, append([]any{l.prefix}, keysOf(ps)...)...).Slice()
+	if err != nil {
 		return nil, err
 	}
-	for i := range ps {
-		if id := ids[i].Val(); id != "" {
-			if run, err := l.Get(ctx, id); err == nil {
-				ps[i].Run = &run
-			}
+	for i, row := range res {
+		f, _ := row.([]any)
+		if i >= len(ps) || len(f) != 3 || str(f[0]) == "" {
+			continue
+		}
+		if run, err := decodeRun(str(f[0]), str(f[1]), str(f[2])); err == nil {
+			ps[i].Run = &run
 		}
 	}
 	return ps, nil
 }
+
+func keysOf(ps []Predicted) []any {
+	out := make([]any, len(ps))
+	for i, p := range ps {
+		out[i] = p.Key
+	}
+	return out
+}
+
+// predictedRunsScript reads the run each key (ARGV[2..]) points at:
+// {id, state, json} each, {”, ”, ”} for none.
+var predictedRunsScript = redis.NewScript(`
+local p = ARGV[1]
+local out = {}
+for i = 2, #ARGV do
+  local id = redis.call('GET', p .. 'key:' .. ARGV[i]) or ''
+  local run = {'', ''}
+  if id ~= '' then run = redis.call('HMGET', p .. 'run:' .. id, 'state', 'json') end
+  table.insert(out, {id, run[1] or '', run[2] or ''})
+end
+return out
+`)
 
 func (l *Ledger) readPredicted(ctx context.Context, key string) ([]Predicted, error) {
 	h, err := l.rdb.HGetAll(ctx, key).Result()
