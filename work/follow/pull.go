@@ -247,7 +247,7 @@ func readPull(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 	if job == "" {
 		return nil, nil // a job without reviewer rules: its pull request is followed, its diff not checked
 	}
-	review, err := checkDiff(ctx, gh, siblingsCache(ctx, b, gh, repo), repo, pr, job)
+	review, err := checkDiff(ctx, gh, siblingsCache(ctx, b, gh, repo, job), repo, pr, job)
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,10 @@ func predict(ctx context.Context, b *work.Env, run runs.Run, pr int, r evidence.
 // siblingsCache is the cache a scan of siblings keeps its result in, nil
 // when the repository turned the scan off (flaky.siblings: false) or its
 // configuration cannot be read.
-func siblingsCache(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo) siblingCache {
+func siblingsCache(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, job evidence.Job) siblingCache {
+	if job != evidence.JobFlaky {
+		return nil // only a flaky fix has siblings: no configuration to read
+	}
 	cfg, err := b.LoadConfig(ctx, gh, repo)
 	if err != nil || !flaky.Of(cfg).Siblings {
 		return nil

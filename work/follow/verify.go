@@ -212,7 +212,7 @@ func verified(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) 
 		return err
 	}
 	job := b.Jobs.Of(fix.Kind).Evidence
-	review, err := checkDiff(ctx, gh, siblingsCache(ctx, b, gh, repo), repo, pr, job)
+	review, err := checkDiff(ctx, gh, siblingsCache(ctx, b, gh, repo, job), repo, pr, job)
 	if err != nil {
 		return err
 	}
