@@ -46,6 +46,8 @@ func deletedAssertions(c change) []Finding {
 func strength(line string) (score, wildcards int) {
 	s := line
 	switch {
+	case alternative.MatchString(s):
+		score = 2 // either of two outcomes passes
 	case strings.Contains(s, "==="), strings.Contains(s, "=="):
 		score = 4
 	case indexWord(s, "assert_receive") >= 0, indexWord(s, "assert_received") >= 0, strings.Contains(s, "match?("), matchAssert.MatchString(s):
@@ -57,14 +59,22 @@ func strength(line string) (score, wildcards int) {
 	default:
 		score = 1
 	}
-	return score, len(wildcard.FindAllString(s, -1))
+	wildcards = len(wildcard.FindAllString(s, -1))
+	if m := macro(s); m == "assert_receive" || m == "assert_received" {
+		if args, ok := callArgs(s, m); ok && len(args) > 0 && barePattern.MatchString(args[0]) {
+			wildcards++ // a bare name as the pattern takes any message
+		}
+	}
+	return score, wildcards
 }
 
 var (
 	pinnedMatch = regexp.MustCompile(`^\s*assert\w*\s*\(?.*\^[a-z_]\w*`)
-	matchAssert = regexp.MustCompile(`^\s*assert\s+[%{\[].*[^=!<>]=[^=~]`)
+	matchAssert = regexp.MustCompile(`^\s*assert\w*[\s(]+[%{\[].*[^=!<>]=[^=~]`)
 	looseAssert = regexp.MustCompile(`!=|>=|<=|[^-=]>|<[^-=>]|\bis_\w+\(|\blength\(|\bnot\b|\bin\b`)
 	wildcard    = regexp.MustCompile(`(^|[^\w])_(\w*)`)
+	alternative = regexp.MustCompile(`\sor(\s|$)|\|\|`)
+	barePattern = regexp.MustCompile(`^[a-z]\w*$`)
 )
 
 // weakenedAssertions: an assertion replaced by a looser one: == turned
@@ -118,6 +128,8 @@ func weakenedAssertions(c change) []Finding {
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion checks less than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): it may pass without the behaviour"))
 			case s1 == s0 && w1 > w0:
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a wildcard took a value's place"))
+			case s1 <= s0 && pinnedMatch.MatchString(w.line.code) && !strings.Contains(n.line.code, "^"):
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a pinned value gave way to a pattern"))
 			}
 		}
 	}
@@ -144,7 +156,9 @@ func asserts(lines []Line) []assertLine {
 		}
 		words := map[string]bool{}
 		for _, w := range word.FindAllString(l.code, -1) {
-			words[w] = true
+			if !operatorWords[w] {
+				words[w] = true
+			}
 		}
 		if out = append(out, assertLine{l, m, words}); len(out) == maxPaired {
 			break
@@ -154,6 +168,10 @@ func asserts(lines []Line) []assertLine {
 }
 
 var word = regexp.MustCompile(`[A-Za-z_][\w?!]*`)
+
+// operatorWords are Elixir's word operators: what an assertion computes,
+// not what it names, so they do not count towards pairing.
+var operatorWords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "when": true}
 
 // macro is an assertion's macro: assert, refute, assert_receive, ...; ""
 // for a line that is not an assertion.

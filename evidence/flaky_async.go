@@ -40,7 +40,13 @@ var (
 		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File.", false},
 		{regexp.MustCompile(`\bRegistry\.(register|unregister|update_value|put_meta)\(\s*[A-Z]`), "a named registry", "Registry.", false},
 		{regexp.MustCompile(`(?i)"[^"]*\b(SHOW|SET)\s+GLOBAL\b`), "the database server's global state", "GLOBAL", true},
-		{regexp.MustCompile(`:code\.(add_path\w*|del_path|purge|delete)\b`), "the code path and loaded applications", ":code.", false},
+		{regexp.MustCompile(`:code\.(add_path\w*|del_path|purge|delete|load_binary)\b`), "the code path and loaded applications", ":code.", false},
+		{regexp.MustCompile(`\bCode\.(compile_string|compile_quoted|eval_string)\(`), "modules compiled at run time, global to the VM", "Code.", false},
+		{regexp.MustCompile(`\bModule\.create\(`), "modules compiled at run time, global to the VM", "Module.create", false},
+		{regexp.MustCompile(`\b(Port|Process)\.list\(`), "VM-wide listings", ".list(", false},
+		{regexp.MustCompile(`:erlang\.(ports|processes|memory|statistics)\(`), "VM-wide listings", ":erlang.", false},
+		{regexp.MustCompile(`\b(put|set|update|delete)_\w*config\(`), "configuration written by a helper", "config(", false},
+		{regexp.MustCompile(`\b(put|set|update|delete)_\w*env\(`), "configuration written by a helper", "env(", false},
 		{regexp.MustCompile(`\bApplication\.(load|unload|start|stop|ensure_all_started)\(`), "the code path and loaded applications", "Application.", false},
 	}
 )
@@ -54,6 +60,7 @@ func asyncOff(c change) []Finding {
 		return nil
 	}
 	var out []Finding
+	var at map[int]int // an added line's place in c.all, read once when needed
 	for _, b := range c.blocks {
 		wasAsync := false
 		for _, l := range b.removed {
@@ -67,12 +74,53 @@ func asyncOff(c change) []Finding {
 			}
 			if len(c.touched) > 0 {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
+			} else if why := c.sharedReason(l, &at); why != "" {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; its comment names what it shares ("+why+"), which the diff does not show: check it"))
 			} else {
 				out = append(out, c.finding("async-disabled", Concern, l, "the module now runs alone, but the diff shows it touching no global state: running serially may only hide a race in the code under test"))
 			}
 		}
 	}
 	return out
+}
+
+// sharedWords, in a comment on or just above a use line, say what the
+// module shares with others.
+var sharedWords = regexp.MustCompile(`(?i)\b(global|shared?|singleton|concurrent\w*|in parallel|at the same time|one at a time|serial\w*|File\.cd)\b`)
+
+// sharedReason is the comment on the line l or the comment lines right
+// above it when it names what the module shares; "" when none does.
+func (c change) sharedReason(l Line, places *map[int]int) string {
+	var comment []string
+	if i := strings.Index(l.Text, "#"); i >= 0 && strings.TrimSpace(l.code) != strings.TrimSpace(l.Text) {
+		comment = append(comment, l.Text[i+1:])
+	}
+	if *places == nil {
+		*places = map[int]int{}
+		for i, a := range c.all {
+			if a.Kind == '+' {
+				(*places)[a.New] = i
+			}
+		}
+	}
+	at, found := (*places)[l.New]
+	if !found {
+		return ""
+	}
+	for i := at - 1; i >= 0 && i >= at-6; i-- {
+		t := strings.TrimSpace(c.all[i].Text)
+		if c.all[i].Kind == '-' {
+			continue
+		}
+		if !strings.HasPrefix(t, "#") {
+			break
+		}
+		comment = append([]string{strings.TrimSpace(strings.TrimPrefix(t, "#"))}, comment...)
+	}
+	if why := strings.Join(comment, " "); sharedWords.MatchString(why) {
+		return squashSpace(why)
+	}
+	return ""
 }
 
 // maxHeadReads bounds the files HeadReads asks for: one API call each.

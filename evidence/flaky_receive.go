@@ -205,3 +205,57 @@ func receiveAfters(c change) []Finding {
 		return c.finding("receive-timeout-raised", Concern, l, fmt.Sprintf("the receive now waits up to %s (was %s): waiting longer for the message hides why it is late", ms(now), ms(old)))
 	})...)
 }
+
+// narrowedRefutes: in tests, a refutation that waits less for a message
+// that must not come than the one it replaces (a shorter timeout, or
+// refute_received, which does not wait at all): the late message the
+// test was written to catch now passes it.
+func narrowedRefutes(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		var was []refuteWait
+		for _, l := range b.removed {
+			if r, ok := c.refuteWaitOf(l.code); ok {
+				was = append(was, r)
+			}
+		}
+		for _, l := range b.added {
+			now, ok := c.refuteWaitOf(l.code)
+			if !ok {
+				continue
+			}
+			for _, w := range was {
+				if w.pattern == now.pattern && now.ms < w.ms {
+					out = append(out, c.finding("refute-narrowed", Concern, l, fmt.Sprintf("the %s window went from %s to %s: a late message the test must not get now passes it", w.macro, ms(w.ms), ms(now.ms))))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// refuteWait is a refutation of a message: its pattern and how long it
+// waits for the message (0 for refute_received).
+type refuteWait struct {
+	macro, pattern string
+	ms             int64
+}
+
+func (c change) refuteWaitOf(line string) (refuteWait, bool) {
+	if args, ok := callArgs(line, "refute_received"); ok && len(args) > 0 {
+		return refuteWait{"refute_received", squashSpace(args[0]), 0}, true
+	}
+	m, v, ok := c.receiveTimeout(line)
+	if !ok || !strings.HasPrefix(m, "refute_") || v == unreadWait {
+		return refuteWait{}, false
+	}
+	args, _ := callArgs(line, m)
+	if len(args) == 0 {
+		return refuteWait{}, false
+	}
+	return refuteWait{m, squashSpace(args[0]), v}, true
+}

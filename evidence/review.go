@@ -53,7 +53,7 @@ var constructs = map[string]string{
 	"sleep-added": "call", "sleep-lengthened": "call", "receive-timeout-raised": "call", "call-timeout-raised": "call",
 	"wait-default-raised": "call", "retry-loop": "call", "polling": "call", "timer-stretched": "call",
 	"concurrency-reduced": "call", "bound-loosened": "assertion", "assertion-deleted": "assertion",
-	"assertion-weakened": "assertion", "rescue-around-assertion": "assertion", "rescue-in-test": "test",
+	"assertion-weakened": "assertion", "refute-narrowed": "call", "rescue-around-assertion": "assertion", "rescue-in-test": "test",
 	"test-deleted": "test", "test-skipped": "test", "test-timeout-raised": "test", "tag-excluded": "test",
 	"timeout-attribute-raised": "attribute", "async-disabled": "use", "plug-changed": "plug", "plug-removed": "plug",
 	"pipeline-changed": "plug", "authorization-changed": "function", "check-removed": "function",

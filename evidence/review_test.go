@@ -174,6 +174,7 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		{"a concurrent test given more workers", JobFlaky, hunk("test/a_test.exs", "-    |> Task.async_stream(&run/1, max_concurrency: 2)", "+    |> Task.async_stream(&run/1, max_concurrency: 8)")},
 		{"a plug reformatted over lines", JobAlert, hunk("lib/hexpm_web/controllers/api/key_controller.ex",
 			"   use HexpmWeb, :controller", `-  plug :authorize, [domain: "api", resource: "write"] when action in [:create, :delete]`, "+  plug :authorize,", `+       [domain: "api", resource: "write"]`, "+       when action in [:create, :delete]")},
+		{"a refutation given longer", JobFlaky, hunk("test/a_test.exs", "-    refute_receive :late, 50", "+    refute_receive :late, 200")},
 		{"a function reference qualified", JobAlert, hunk("lib/hexpm_web/controllers/api/repository_controller.ex",
 			`-  plug :authorize, [domain: "api", resource: "read", fun: &organization_access/2] when action in [:show]`,
 			`+  plug :authorize, [domain: "api", resource: "read", fun: &AuthHelpers.organization_access/2] when action in [:show]`)},
@@ -247,6 +248,11 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"a spawned crowd made smaller", "concurrency-reduced", JobFlaky, hunk("test/a_test.exs", "-    for _ <- 1..100, do: spawn(fn -> hit(cache) end)", "+    for _ <- 1..5, do: spawn(fn -> hit(cache) end)")},
 		{"a plug's when clause narrowed over lines", "plug-changed", JobAlert, "--- a/lib/hexpm_web/controllers/api/key_controller.ex\n+++ b/lib/hexpm_web/controllers/api/key_controller.ex\n@@ -4,4 +4,4 @@\n" +
 			"   plug :authorize,\n        [domain: \"api\", resource: \"write\"]\n-       when action in [:create, :delete]\n+       when action in [:create]\n"},
+		{"either of two outcomes accepted", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", `-    assert first.name == "Ada"`, `+    assert first_a.name == "Ada" or`, `+      first_b.name == "Ada"`)},
+		{"a message pattern made a bare name", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert_receive [], 500", "+    assert_receive results, 500", "+    assert is_list(results)")},
+		{"a pinned value given way to a pattern", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert_receive {:EXIT, _pid, ^error}, 1000", "+    assert_receive {:EXIT, _pid, %ConnectionError{}}, 1000")},
+		{"a refutation's window narrowed", "refute-narrowed", JobFlaky, hunk("test/a_test.exs", "-      refute_receive _", "+      refute_receive _, 50")},
+		{"a refutation that no longer waits", "refute-narrowed", JobFlaky, hunk("test/a_test.exs", "-      refute_receive {:events, _events}", "+      refute_received {:events, _events}")},
 		{"an inline role check moved to a plug asking less", "check-removed", JobAlert, hunk("lib/hexpm_web/controllers/dashboard/org_controller.ex",
 			`+  plug :authorize, [fun: {AuthHelpers, :organization_access}, opts: [organization_role: "write"]] when action in [:delete]`,
 			`-    if Organizations.access?(organization, user, "admin") do`)},
@@ -301,4 +307,26 @@ func hunkOf(path string, lines ...string) string {
 		}
 	}
 	return fmt.Sprintf("--- a/%s\n+++ b/%s\n@@ -1,%d +1,%d @@\n%s\n", path, path, old, new, strings.Join(lines, "\n"))
+}
+
+// TestNotesThatAreNotConcerns: changes a reviewer should look at, which
+// real honest fixes make: a note of the rule, no concern.
+func TestNotesThatAreNotConcerns(t *testing.T) {
+	hunk := hunkOf
+	for _, c := range []struct{ name, rule, diff string }{
+		{"a non-empty check made a polled match on one row", "polling", hunk("test/a_test.exs", "-      assert_eventually(history_for(id) != [])", "+      assert_eventually([%History{}] = history_for(id))")},
+		{"a module made to run alone, its comment says why", "async-disabled", hunk("test/a_test.exs", "   # infeed/outfeed are global resources, so they", "   # cannot run concurrently.", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false")},
+		{"a module made to run alone, a helper writes its config", "async-disabled", hunk("test/a_test.exs", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false", "   setup do", "     put_test_config(traces_sampler: fn _ -> true end)")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := ParseDiff(strings.NewReader(c.diff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Check(d, JobFlaky)
+			if r.Verdict == VerdictConcern || len(r.Findings) != 1 || r.Findings[0].Rule != c.rule || r.Findings[0].Severity != Note {
+				t.Fatalf("want one %s note: %s %+v", c.rule, r.Verdict, r.Findings)
+			}
+		})
+	}
 }
