@@ -48,6 +48,8 @@ GET /repos/{owner}/{repo}/check-suites/{check_suite_id}/check-runs
 GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations
 GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs
 GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs
+POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches
+GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs
 GET /repos/{owner}/{repo}/tarball/{ref}
 GET /repos/{owner}/{repo}/pulls/{pull_number}
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files

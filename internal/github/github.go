@@ -55,6 +55,7 @@ type Client interface {
 	Pulls
 	Actions
 	Checks
+	Workflows
 }
 
 // Config reads a repository's pitcrew configuration file.

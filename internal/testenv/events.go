@@ -148,6 +148,24 @@ func WorkflowRunEvent(t T, runID int64, attempt int, suite int64, sha string) []
 	})
 }
 
+// VerifyRunEvent is a workflow_run event of pitcrew's verification
+// workflow: the run of one side (phase before or after) of the
+// verification nonce, in action (requested, in_progress or completed).
+func VerifyRunEvent(t T, runID int64, nonce, phase, action, conclusion string) []byte {
+	return Event(t, "workflow_run.completed.json", func(ev map[string]any) {
+		ev["action"] = action
+		run := ev["workflow_run"].(map[string]any)
+		status := map[string]string{"requested": "queued", "in_progress": "in_progress", "completed": "completed"}[action]
+		run["id"], run["run_attempt"], run["status"], run["name"], run["event"] = runID, 1, status, "pitcrew verify", "workflow_dispatch"
+		run["conclusion"], run["path"], run["display_title"] = nil, ".github/workflows/pitcrew-verify.yml", "pitcrew verify "+nonce+" "+phase
+		if conclusion != "" {
+			run["conclusion"] = conclusion
+		}
+		run["html_url"] = fmt.Sprintf("https://github.com/hexpm/hexpm/actions/runs/%d", runID)
+		run["head_repository"] = map[string]any{"full_name": "hexpm/hexpm"}
+	})
+}
+
 // ExUnitLog is a real ExUnit log from exunit/testdata/logs.
 func ExUnitLog(t T, name string) string {
 	b, err := os.ReadFile(Path("exunit", "testdata", "logs", name))

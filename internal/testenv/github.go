@@ -81,6 +81,8 @@ type GitHub struct {
 	commitNotes  map[int64]*Comment          // commit comments (Repo holds the SHA)
 	notInstalled map[string]bool
 	branches     map[string][]string // "owner/repo:branch" → its commits, oldest first
+	dispatches   []map[string]any    // workflow dispatches: the body, and "workflow"
+	workflowRuns []map[string]any    // what listing a workflow's runs answers
 	// ManifestCode is the code GitHub's manifest flow hands the user back
 	// with; AppKeyPEM is the private key its conversion returns.
 	ManifestCode string
@@ -147,6 +149,22 @@ func (g *GitHub) SetJob(runID int64, attempt int, jobID int64, name, conclusion,
 	k := fmt.Sprintf("%d/%d", runID, attempt)
 	g.jobs[k] = append(g.jobs[k], map[string]any{"id": jobID, "run_id": runID, "run_attempt": attempt, "name": name, "status": "completed", "conclusion": conclusion})
 	g.jobLogs[jobID] = log
+}
+
+// Dispatches are the workflow dispatches asked of the fake: each one's
+// body (ref, inputs) and its "workflow".
+func (g *GitHub) Dispatches() []map[string]any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]map[string]any(nil), g.dispatches...)
+}
+
+// AddWorkflowRun adds a run to what listing a workflow's runs answers.
+func (g *GitHub) AddWorkflowRun(id int64, title, status, conclusion string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.workflowRuns = append(g.workflowRuns, map[string]any{"id": id, "run_attempt": 1, "display_title": title, "status": status, "conclusion": conclusion,
+		"html_url": fmt.Sprintf("https://github.com/hexpm/hexpm/actions/runs/%d", id), "path": ".github/workflows/pitcrew-verify.yml"})
 }
 
 // SetCheckSuite makes suiteID the check suite of workflow run runID: its
@@ -839,6 +857,18 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 			jobs = []map[string]any{}
 		}
 		return 200, map[string]any{"total_count": len(jobs), "jobs": jobs}
+	case "POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches":
+		// A workflow is there when its file is on the default branch.
+		if _, ok := g.files[repo+":.github/workflows/"+p["workflow_id"]]; !ok {
+			return notFound()
+		}
+		var d map[string]any
+		_ = json.Unmarshal(body, &d)
+		d["workflow"] = p["workflow_id"]
+		g.dispatches = append(g.dispatches, d)
+		return http.StatusNoContent, nil
+	case "GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs":
+		return 200, map[string]any{"total_count": len(g.workflowRuns), "workflow_runs": append([]map[string]any{}, g.workflowRuns...)}
 	case "GET /repos/{owner}/{repo}/tarball/{ref}":
 		// A redirect to codeload's pre-signed URL, as GitHub answers.
 		return http.StatusFound, redirect(fmt.Sprintf("%s/_blob/tarball/%s/%s?sig=short-lived", g.URL, p["owner"], p["repo"]))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/pitcrew/pitcrew/internal/github"
 )
@@ -130,4 +131,29 @@ func (f *Fake) FindCheckRun(_ context.Context, _ github.Repo, sha, name, externa
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.checkRuns[[3]string{sha, name, externalID}], nil
+}
+
+// Dispatch is a workflow the fake was asked to start.
+type Dispatch struct {
+	File, Ref string
+	Inputs    map[string]any
+}
+
+// DispatchWorkflow implements github.Workflows: a workflow is there when
+// Workflows names it.
+func (f *Fake) DispatchWorkflow(_ context.Context, _ github.Repo, file, ref string, inputs map[string]any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.Workflows[file] {
+		return github.ErrWorkflowMissing
+	}
+	f.Dispatches = append(f.Dispatches, Dispatch{file, ref, inputs})
+	return nil
+}
+
+// WorkflowRuns implements github.Workflows.
+func (f *Fake) WorkflowRuns(context.Context, github.Repo, string, time.Time) ([]github.WorkflowRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]github.WorkflowRun(nil), f.Runs...), nil
 }

@@ -53,6 +53,12 @@ type Fake struct {
 
 	labels map[string]bool
 
+	// Workflows are the workflow files the repository has; Dispatches the
+	// starts asked of them; Runs what WorkflowRuns lists.
+	Workflows  map[string]bool
+	Dispatches []Dispatch
+	Runs       []github.WorkflowRun
+
 	// Pulls are the pull requests the fake knows, and their diffs.
 	Pulls map[int]github.PullRequest
 	Diffs map[int]string
