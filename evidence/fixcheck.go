@@ -23,6 +23,11 @@ type FixCheck struct {
 	AfterRuns   int `json:"after_runs"`
 	AfterFailed int `json:"after_failed"`
 	Needed      int `json:"needed"`
+	// InCI says the runs were the team's own CI's (CheckCI), BaseRuns and
+	// BaseFailed what it counted on the base.
+	InCI       bool `json:"in_ci,omitempty"`
+	BaseRuns   int  `json:"base_runs,omitempty"`
+	BaseFailed int  `json:"base_failed,omitempty"`
 	// Verdict is clean when the log agrees with the fix, concern when it
 	// disagrees (the seed passed on the base, or a run on the head
 	// failed), note when it is incomplete; Problems say why, plainly.

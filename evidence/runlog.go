@@ -90,7 +90,7 @@ func ParseRunLog(r io.Reader) (Measured, error) {
 			}
 			continue
 		}
-		if sub := marker.FindSubmatch(bytes.TrimRight(line, "\r\n")); sub != nil {
+		if sub := marker.FindSubmatch(exunit.TrimTimestamp(bytes.TrimRight(line, "\r\n"))); sub != nil {
 			closeSeg()
 			seg = newSegment(Phase(sub[1]))
 		} else if len(line) > 0 {

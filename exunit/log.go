@@ -255,6 +255,10 @@ func timestampLen(b []byte) int {
 	return i + 1
 }
 
+// TrimTimestamp is line without the timestamp GitHub Actions puts before
+// each line of a job's log, if it has one.
+func TrimTimestamp(line []byte) []byte { return line[timestampLen(line):] }
+
 // stripANSI removes terminal escape sequences (ESC [ params letter) in place.
 func stripANSI(b []byte) []byte {
 	out := b[:0]
