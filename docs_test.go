@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 func TestTheSetupGuideNamesEveryEventTheAppAsksFor(t *testing.T) {
@@ -56,5 +58,17 @@ func TestTheDocsLinkOnlyToFilesACloneHas(t *testing.T) {
 		if strings.Contains(string(text), "../shared/LAYOUT.md") {
 			t.Errorf("%s cites ../shared/LAYOUT.md, which a clone does not have", page)
 		}
+	}
+}
+
+// The docs show the verification workflow exactly as `pitcrew ci-workflow`
+// prints it.
+func TestTheDocsShowTheVerificationWorkflow(t *testing.T) {
+	jobs, err := os.ReadFile("docs/jobs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(jobs), "```yaml\n"+follow.CIWorkflow+"```") {
+		t.Fatal("docs/jobs.md does not show work/follow/pitcrew-verify.yml as it is")
 	}
 }

@@ -138,6 +138,9 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 	subject := runs.Subject{Repo: ev.Repo.String(), Issue: ev.Issue}
 	switch cmd.Name {
 	case commands.Retry:
+		if again, err := follow.VerifyAgain(ctx, &h.Base, gh, subject, ev.OnPull); again || err != nil {
+			return "", err // the status comment says the verification runs again
+		}
 		return h.Retry(ctx, gh, subject, ev.InstallationID, delivery)
 	case commands.Profile:
 		if !ev.OnPull {

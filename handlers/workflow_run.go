@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	gogithub "github.com/google/go-github/v66/github"
 	"github.com/rs/zerolog"
@@ -17,6 +18,7 @@ import (
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work/flaky"
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // maxLogBytes bounds one job log read; the parser streams it.
@@ -63,8 +65,8 @@ func ParseRerunPassed(payload []byte) (ev RerunPassed, ok bool, err error) {
 		return RerunPassed{}, false, fmt.Errorf("decoding workflow_run event: %w", err)
 	}
 	run := raw.GetWorkflowRun()
-	if run == nil {
-		return RerunPassed{}, false, nil
+	if run == nil || IsVerifyWorkflow(run) {
+		return RerunPassed{}, false, nil // a verification's failures are measured, not flakes
 	}
 	origin := flaky.CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: raw.GetRepo().GetFullName(), HeadRepo: run.GetHeadRepository().GetFullName(),
 		HeadBranch: run.GetHeadBranch(), PullHeadRepoIDs: pullHeadRepoIDs(run.PullRequests)}
@@ -235,4 +237,66 @@ func (l *jobLogs) report(ctx context.Context, jobID int64) (exunit.Report, error
 		l.reports[jobID] = rep
 	}
 	return rep, err
+}
+
+// VerifyRun follows the runs of pitcrew's verification workflow
+// (flaky.verify: ci): each one's start and end, for the verification its
+// title names.
+type VerifyRun struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *VerifyRun) Handles() []string { return []string{"workflow_run"} }
+
+// VerifyRunEvent is a workflow_run event of the verification workflow.
+type VerifyRunEvent struct {
+	InstallationID int64
+	News           follow.CIRunNews
+}
+
+// ParseVerifyRun reads a workflow_run event; ok is false unless it is a
+// run of .github/workflows/pitcrew-verify.yml, for an installation, whose
+// title names a verification.
+func ParseVerifyRun(payload []byte) (ev VerifyRunEvent, ok bool, err error) {
+	var raw gogithub.WorkflowRunEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return VerifyRunEvent{}, false, fmt.Errorf("decoding workflow_run event: %w", err)
+	}
+	run := raw.GetWorkflowRun()
+	if !IsVerifyWorkflow(run) || raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 {
+		return VerifyRunEvent{}, false, nil
+	}
+	nonce, phase, ok := follow.ParseCITitle(run.GetDisplayTitle())
+	if !ok {
+		return VerifyRunEvent{}, false, nil
+	}
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return VerifyRunEvent{}, false, err
+	}
+	return VerifyRunEvent{InstallationID: raw.GetInstallation().GetID(), News: follow.CIRunNews{Repo: repo, Nonce: nonce, Phase: phase,
+		Run: github.WorkflowRun{ID: run.GetID(), Attempt: run.GetRunAttempt(), Title: run.GetDisplayTitle(), Status: run.GetStatus(),
+			Conclusion: run.GetConclusion(), URL: publish.SafeURL(run.GetHTMLURL())}}}, true, nil
+}
+
+// IsVerifyWorkflow reports whether run is one of pitcrew's verification
+// workflow, whose failures are pitcrew's own measurement, not a flake.
+func IsVerifyWorkflow(run *gogithub.WorkflowRun) bool {
+	path, file := run.GetPath(), ".github/workflows/"+follow.CIWorkflowFile
+	return path == file || strings.HasPrefix(path, file+"@")
+}
+
+// Handle implements githubapp.EventHandler.
+func (h *VerifyRun) Handle(ctx context.Context, _, _ string, payload []byte) error {
+	ev, ok, err := ParseVerifyRun(payload)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	if !ok {
+		return nil
+	}
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	return follow.CIRunSeen(ctx, &h.Base, gh, ev.News)
 }

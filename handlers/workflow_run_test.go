@@ -38,6 +38,42 @@ func FuzzParseRerunPassed(f *testing.F) {
 	})
 }
 
+// A run of pitcrew's verification workflow is read for its verification,
+// and never as a re-run that passed: its failures are measured.
+func TestParseVerifyRun(t *testing.T) {
+	const nonce = "0123456789abcdef0123456789abcdef"
+	ev, ok, err := ParseVerifyRun(testenv.VerifyRunEvent(t, 77, nonce, "before", "completed", "success"))
+	if err != nil || !ok || ev.News.Nonce != nonce || ev.News.Phase != "before" || ev.News.Run.ID != 77 || ev.News.Run.Status != "completed" || ev.News.Run.Conclusion != "success" || ev.InstallationID <= 0 {
+		t.Fatalf("%+v %v %v", ev, ok, err)
+	}
+	if _, ok, _ := ParseRerunPassed(testenv.VerifyRunEvent(t, 77, nonce, "before", "completed", "success")); ok {
+		t.Fatal("a verification's run read as a re-run that passed")
+	}
+	for name, payload := range map[string]string{
+		"another workflow":               strings.Replace(string(testenv.VerifyRunEvent(t, 77, nonce, "after", "completed", "success")), "pitcrew-verify.yml", "ci.yml", 1),
+		"a title naming no verification": strings.Replace(string(testenv.VerifyRunEvent(t, 77, nonce, "after", "completed", "success")), nonce, "ZZZ", 1),
+		"the real sample":                "",
+	} {
+		if payload == "" {
+			b, _ := os.ReadFile(testenv.Path("testdata", "webhooks", "workflow_run.completed.json"))
+			payload = string(b)
+		}
+		if _, ok, err := ParseVerifyRun([]byte(payload)); ok || err != nil {
+			t.Errorf("%s: ok=%v err=%v", name, ok, err)
+		}
+	}
+}
+
+func FuzzParseVerifyRun(f *testing.F) {
+	f.Add(testenv.VerifyRunEvent(f, 77, "0123456789abcdef0123456789abcdef", "after", "completed", "success"))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		ev, ok, _ := ParseVerifyRun(payload)
+		if ok && (ev.News.Run.ID <= 0 || ev.InstallationID <= 0 || len(ev.News.Nonce) != 32 || ev.News.Phase != "before" && ev.News.Phase != "after") {
+			t.Fatalf("accepted %+v", ev)
+		}
+	})
+}
+
 func FuzzParsePassedCheck(f *testing.F) {
 	f.Add(testenv.PassedCheckEvent(f, 9001, testenv.HeadSHA, "ci/test"))
 	f.Add([]byte(`{"action":"completed","installation":{"id":1},"repository":{"id":1,"full_name":"hexpm/hexpm"},"check_run":{"id":1,"name":"ci","conclusion":"success","head_sha":"` + testenv.HeadSHA + `","app":{"slug":"circleci-checks"}}}`))

@@ -42,10 +42,19 @@ func verifyWords(v *runs.Verify) string {
 // a status comment, with what it found wrong; "" before one was decided.
 func verifyLine(p *runs.Pull) string {
 	v := p.Verify
-	if v == nil || v.Head != p.Checked || (v.RunID == "" && v.Note == "") { // none decided, or turned off
+	if v == nil || v.Head != p.Checked || (v.RunID == "" && v.Note == "" && v.CI == nil) { // none decided, or turned off
 		return ""
 	}
 	var b strings.Builder
+	if v.InCI {
+		b.WriteString("\n    - " + ciWords(v))
+		if v.Result != nil {
+			for _, pr := range v.Result.Problems {
+				b.WriteString("\n      - " + pr)
+			}
+		}
+		return b.String()
+	}
 	b.WriteString("\n    - independent verification: " + verifyWords(v))
 	if v.Result != nil {
 		switch v.Result.Verdict {
@@ -68,6 +77,15 @@ func verifyLine(p *runs.Pull) string {
 func VerifiedEvidence(out github.CheckOutput, v *runs.Verify) github.CheckOutput {
 	out.Annotations = nil
 	if v == nil {
+		return out
+	}
+	if v.InCI {
+		section, title, conclusion := ciEvidence(v)
+		out.Title += title
+		if conclusion != "" {
+			out.Conclusion = conclusion
+		}
+		out.Summary = Clip(out.Summary+section, maxCheckSummary)
 		return out
 	}
 	var b strings.Builder

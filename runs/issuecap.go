@@ -12,10 +12,11 @@ import (
 // of alerts and of flaky tests), so that a storm of signals cannot become a
 // storm of issues. The count is per UTC day, like the runs' daily limit.
 
-// reserveIssueScript takes one of the day's issues (KEYS[1]) unless the
-// cap (ARGV[1]) is reached; past it, it sets the day's "reached" flag
-// (KEYS[2]) and says whether this call set it first.
-var reserveIssueScript = redis.NewScript(`
+// reserveDailyScript takes one of the day's issues (or verifications in
+// CI) counted in KEYS[1] unless the cap (ARGV[1]) is reached; past it, it
+// sets the day's "reached" flag (KEYS[2]) and says whether this call set
+// it first.
+var reserveDailyScript = redis.NewScript(`
 if redis.call('INCR', KEYS[1]) > tonumber(ARGV[1]) then
   redis.call('DECR', KEYS[1])
   local first = redis.call('SET', KEYS[2], '1', 'NX', 'EX', 172800)
@@ -43,12 +44,17 @@ func (l *Ledger) issuesKey(repo string) string {
 // ReserveIssue takes one of repo's dailyCap issues for today. A caller
 // that opens no issue after all gives it back with ReleaseIssue.
 func (l *Ledger) ReserveIssue(ctx context.Context, repo string, dailyCap int) (IssueReservation, error) {
-	key := l.issuesKey(repo)
-	n, err := reserveIssueScript.Run(ctx, l.rdb, []string{key, key + ":reached"}, dailyCap).Int()
+	res, err := l.reserveDaily(ctx, l.issuesKey(repo), dailyCap)
 	if err != nil {
 		return IssueRefused, fmt.Errorf("runs: reserve an issue in %s: %w", repo, err)
 	}
-	return IssueReservation(n), nil
+	return res, nil
+}
+
+// reserveDaily takes one of dailyCap for today in the count at key.
+func (l *Ledger) reserveDaily(ctx context.Context, key string, dailyCap int) (IssueReservation, error) {
+	n, err := reserveDailyScript.Run(ctx, l.rdb, []string{key, key + ":reached"}, dailyCap).Int()
+	return IssueReservation(n), err
 }
 
 // ReleaseIssue gives back an issue reserved today and not opened.

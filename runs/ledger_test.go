@@ -484,7 +484,7 @@ func TestACachedValueReadAheadCostsNoRoundTripUntilItChanges(t *testing.T) {
 func loadScripts(t *testing.T, rdb redis.Scripter) {
 	t.Helper()
 	for _, s := range []*redis.Script{lockStatusScript, unlockUnmarkScript, saveUnlockScript, unlockScript, renewScript,
-		recordDeliveryScript, claimScript, bySessionScript, saveDashboardScript, lockPullScript, reserveIssueScript,
+		recordDeliveryScript, claimScript, bySessionScript, saveDashboardScript, lockPullScript, reserveDailyScript,
 		updateScript, sightingScript, flakyTestsScript} {
 		if err := s.Load(context.Background(), rdb).Err(); err != nil {
 			t.Fatal(err)

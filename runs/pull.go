@@ -66,6 +66,11 @@ type Verify struct {
 	Note string `json:"note,omitempty"`
 	// Result is what its log showed, once it ended.
 	Result *evidence.FixCheck `json:"result,omitempty"`
+	// InCI says the repository asked for a verification in its own CI
+	// (flaky.verify: ci) instead of a separate session; CI is it, once
+	// its workflow runs were dispatched.
+	InCI bool      `json:"in_ci,omitempty"`
+	CI   *CIVerify `json:"ci,omitempty"`
 }
 
 // PriorFix is a merged pull request that fixed a key before.

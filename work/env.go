@@ -23,6 +23,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -51,6 +52,11 @@ type Env struct {
 	// Dashboards schedules refreshes of the flaky-tests dashboards (nil:
 	// none are kept).
 	Dashboards DashboardScheduler
+	// Deadlines schedules the check that a verification's workflow runs
+	// started (nil: none is scheduled); CIStartWithin is how long they
+	// have (default follow.CIStartWithin, 10 minutes).
+	Deadlines     CIDeadlineScheduler
+	CIStartWithin time.Duration
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
 	Now     func() time.Time
@@ -68,6 +74,19 @@ func NewEnv(e Env) Env {
 	e.Publish = &publish.Writer{Ledger: e.Ledger, Now: e.Now, Renderer: func(job string) runs.Renderer { return e.Jobs.Of(runs.Kind(job)).Render }}
 	e.Publish.Shown = e.runShown
 	return e
+}
+
+// CIDeadlineScheduler asks for a TaskCIDeadline at a time.
+type CIDeadlineScheduler interface {
+	ScheduleCIDeadline(ctx context.Context, d queue.CIDeadline, at time.Time) error
+}
+
+// CIStart is how long a verification's workflow runs have to start.
+func (e *Env) CIStart() time.Duration {
+	if e.CIStartWithin > 0 {
+		return e.CIStartWithin
+	}
+	return 10 * time.Minute
 }
 
 // BotLogin is the app's bot user, who authors its issues and comments; ""

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // subcommand is one of pitcrew's commands besides serving webhooks.
@@ -27,6 +29,15 @@ var subcommands = []subcommand{
 	{"exunit", "[FILE]", "reads a mix test output or CI log as pitcrew does and prints what it found, as JSON", exunitCommand, true},
 	{"review", "[--job flaky|alert] [--base DIR] [--head DIR] FILE|-", "checks a unified diff with a job's reviewer rules and prints the findings, as JSON", reviewCommand, true},
 	{"siblings", "--fix FILE.patch DIR", "prints the tests of a checkout that share the cause a fix addressed, as JSON", siblingsCommand, true},
+	{"ci-workflow", "", "prints the workflow a repository adds as .github/workflows/pitcrew-verify.yml to verify fixes in its own CI (flaky.verify: ci)",
+		func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			if len(args) > 0 {
+				fmt.Fprintln(stderr, "usage: pitcrew ci-workflow > .github/workflows/"+follow.CIWorkflowFile)
+				return 2
+			}
+			fmt.Fprint(stdout, follow.CIWorkflow)
+			return 0
+		}, false},
 	{"demo", "[--serve]", "plays every story against built-in fakes of GitHub and the sandbox and shows what GitHub would show",
 		func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return demoCommand(args, stdout, stderr)

@@ -63,8 +63,8 @@ type Options struct {
 	MaxRunAge, StaleAfter, SweepLookBack time.Duration
 	Schedule                             queue.Schedule
 	// DashboardEvery is the window whose signals make one edit of a
-	// repository's dashboard (default 15 s).
-	DashboardEvery time.Duration
+	// repository's dashboard (default 15 s); CIStartWithin: see work.Env.
+	DashboardEvery, CIStartWithin time.Duration
 	// ShutdownTimeout is how long tasks in flight may run after Shutdown
 	// before they are handed back to the queue; default 20 s.
 	ShutdownTimeout time.Duration
@@ -123,7 +123,7 @@ func NewApp(o Options) (*App, error) {
 		o.DashboardEvery = 15 * time.Second
 	}
 	base := handlers.NewBase(handlers.Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
-		MaxRunAge: o.MaxRunAge, Dashboards: &dashboards{queue: tasks, every: o.DashboardEvery}})
+		MaxRunAge: o.MaxRunAge, Dashboards: &dashboards{queue: tasks, every: o.DashboardEvery}, Deadlines: ciDeadlines{tasks}, CIStartWithin: o.CIStartWithin})
 
 	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
 	worker.Metrics, worker.CachedReads = counters, handlers.CachedReads
@@ -158,6 +158,7 @@ func NewApp(o Options) (*App, error) {
 		}
 		return err
 	})
+	mux.HandleFunc(queue.TaskCIDeadline, ciDeadline(&base))
 	mux.Handle(queue.TaskRefreshDashboards, &ops.DashboardSweep{Ledger: ledger, Queue: tasks, Every: o.DashboardEvery})
 	mux.Handle(queue.TaskReconcileRuns, &ops.Reconciler{Ledger: ledger, Queue: tasks, Metrics: counters, Now: base.Now, StaleAfter: o.StaleAfter})
 	mux.Handle(queue.TaskSweepDeliveries, &ops.DeliverySweeper{AppClient: o.ClientCreator.NewAppClient, Redis: o.Redis, Metrics: counters, LookBack: o.SweepLookBack})

@@ -53,21 +53,31 @@ type Config struct {
 	// to date; off, the issue is left as it is.
 	Dashboard bool `yaml:"dashboard"`
 	// Verify is how a fix's pull request is verified: "independent" (a
-	// separate session runs the test on its base and head) or "off".
-	Verify string `yaml:"verify" doc:"independent or off"`
+	// separate session runs the test on its base and head), "ci" (the
+	// repository's own CI runs it, with pitcrew's workflow) or "off".
+	Verify string `yaml:"verify" doc:"independent, ci or off"`
+	// VerifyRunsMax caps the runs of each side of a verification in CI;
+	// VerifyDailyLimit is how many a repository gets a day.
+	VerifyRunsMax    int `yaml:"verify_runs_max" doc:"a whole number of runs, 1 to 500"`
+	VerifyDailyLimit int `yaml:"verify_daily_limit" doc:"a whole number of verifications a day, 1 to 100"`
 	// Siblings scans the default branch's tests for those that share a
 	// fix's cause, shown on its evidence check run and the dashboard.
 	Siblings bool `yaml:"siblings"`
 }
 
-// VerifyIndependent asks for an independent verification of each fix.
-const VerifyIndependent = "independent"
+// The ways of verifying a fix (Config.Verify): a separate session, or the
+// repository's own CI.
+const (
+	VerifyIndependent = "independent"
+	VerifyCI          = "ci"
+)
 
 // Section is the flaky section of .github/pitcrew.yml.
 var Section = repoconfig.Section[Config]{
 	Key: "flaky",
 	Defaults: func() Config {
-		return Config{Enabled: true, Label: DefaultLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent, Dashboard: true, Siblings: true}
+		return Config{Enabled: true, Label: DefaultLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent,
+			VerifyRunsMax: 100, VerifyDailyLimit: 10, Dashboard: true, Siblings: true}
 	},
 	Check: func(f Config) error {
 		switch {
@@ -77,8 +87,12 @@ var Section = repoconfig.Section[Config]{
 			return errors.New("flaky.verify_runs must be between 1 and 500")
 		case f.Cooldown < 0 || f.Cooldown > 30*24*time.Hour:
 			return errors.New("flaky.cooldown must be between 0s and 720h")
-		case f.Verify != VerifyIndependent && f.Verify != "off":
-			return errors.New(`flaky.verify must be "independent" or "off"`)
+		case f.Verify != VerifyIndependent && f.Verify != VerifyCI && f.Verify != "off":
+			return errors.New(`flaky.verify must be "independent", "ci" or "off"`)
+		case f.VerifyRunsMax < 1 || f.VerifyRunsMax > 500:
+			return errors.New("flaky.verify_runs_max must be between 1 and 500")
+		case f.VerifyDailyLimit < 1 || f.VerifyDailyLimit > 100:
+			return errors.New("flaky.verify_daily_limit must be between 1 and 100")
 		}
 		return nil
 	},

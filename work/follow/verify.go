@@ -73,10 +73,13 @@ func Verify(ctx context.Context, b *work.Env, gh github.Client, fix runs.Run) (r
 	}
 	cfg, proceed, err := b.JobConfig(ctx, gh, repo, func(c repoconfig.Config) bool {
 		f := flaky.Of(c)
-		return f.Enabled && f.Verify == flaky.VerifyIndependent
+		return f.Enabled && (f.Verify == flaky.VerifyIndependent || f.Verify == flaky.VerifyCI)
 	})
 	if err != nil {
 		return fix, err
+	}
+	if proceed && flaky.Of(cfg).Verify == flaky.VerifyCI {
+		return startCIVerify(ctx, b, gh, repo, fix, cfg)
 	}
 	p := *fix.PR
 	v := runs.Verify{Head: p.Checked} // none, when the repository turned it off
@@ -98,12 +101,7 @@ func Verify(ctx context.Context, b *work.Env, gh github.Client, fix runs.Run) (r
 func startVerify(ctx context.Context, b *work.Env, repo github.Repo, fix runs.Run, cfg repoconfig.Config) (runs.Verify, error) {
 	p := *fix.PR
 	v := runs.Verify{Head: p.Checked}
-	var claimed *int64
-	if fix.Result != nil {
-		claimed = fix.Result.Seed
-	}
-	seed, hasSeed := evidence.FailingSeed(fix.Measured, claimed)
-	ref, refErr := exunit.ParseTestRef(fix.About)
+	seed, hasSeed, ref, refErr := toVerify(fix)
 	switch {
 	case !hasSeed:
 		v.Note = "not verified independently: the fix names no failing seed"
@@ -141,6 +139,18 @@ func startVerify(ctx context.Context, b *work.Env, repo github.Repo, fix runs.Ru
 		}
 	}
 	return v, nil
+}
+
+// toVerify is what a verification of fix runs: its test, with the seed
+// that failed (FailingSeed).
+func toVerify(fix runs.Run) (seed int64, hasSeed bool, ref exunit.TestRef, refErr error) {
+	var claimed *int64
+	if fix.Result != nil {
+		claimed = fix.Result.Seed
+	}
+	seed, hasSeed = evidence.FailingSeed(fix.Measured, claimed)
+	ref, refErr = exunit.ParseTestRef(fix.About)
+	return seed, hasSeed, ref, refErr
 }
 
 // verification is what an ended verification run shows: a run that failed
@@ -192,20 +202,28 @@ func verified(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) 
 		zerolog.Ctx(ctx).Info().Str("fix_run", fixID).Msg("the verification ended after its head was replaced; not shown")
 		return nil
 	}
+	return showVerified(ctx, b, gh, fix, d.Head, d.CheckRunID)
+}
+
+// showVerified shows the ended verification of head on the fix's status
+// comments and, while head is still the pull request's and was checked
+// with checkRunID, on its evidence check run.
+func showVerified(ctx context.Context, b *work.Env, gh github.Client, fix runs.Run, head string, checkRunID int64) error {
 	// The comment first: a check run that cannot be updated must not keep
 	// the result from the issue.
 	if err := b.Publish.Subjects(ctx, gh, fix, runs.Subject{}); err != nil {
 		return err
 	}
-	if p.Checked != d.Head || p.CheckRunID != d.CheckRunID || d.CheckRunID == 0 {
+	p := fix.PR
+	if p.Checked != head || p.CheckRunID != checkRunID || checkRunID == 0 {
 		return nil
 	}
-	repo, err := github.ParseRepo(run.Repo)
+	repo, err := github.ParseRepo(fix.Repo)
 	if err != nil {
 		return queue.Permanent(err)
 	}
-	pr, err := gh.PullRequest(ctx, repo, d.PR)
-	if errors.Is(err, github.ErrPullGone) || err == nil && pr.HeadSHA != d.Head {
+	pr, err := gh.PullRequest(ctx, repo, p.Number)
+	if errors.Is(err, github.ErrPullGone) || err == nil && pr.HeadSHA != head {
 		return nil // a new head gets its own evidence check run
 	}
 	if err != nil {
@@ -216,5 +234,5 @@ func verified(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) 
 	if err != nil {
 		return err
 	}
-	return gh.UpdateCheckRun(ctx, repo, d.CheckRunID, publish.VerifiedEvidence(evidenceOutput(job, fix, d.PR, review), p.Verify))
+	return gh.UpdateCheckRun(ctx, repo, checkRunID, publish.VerifiedEvidence(evidenceOutput(job, fix, p.Number, review), p.Verify))
 }

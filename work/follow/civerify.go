@@ -1,0 +1,150 @@
+package follow
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/pitcrew/pitcrew/evidence"
+	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
+	"github.com/pitcrew/pitcrew/work/flaky"
+)
+
+// CIWorkflowFile is the workflow a repository adds once, under
+// .github/workflows, for verifications in its own CI (flaky.verify: ci);
+// CIWorkflow is its text, as `pitcrew ci-workflow` prints it.
+const CIWorkflowFile = "pitcrew-verify.yml"
+
+//go:embed pitcrew-verify.yml
+var CIWorkflow string
+
+// Bounds of a verification in CI: the base stops once the test failed
+// ciBaseStopAfter times (the flake is shown); what a nonce leads to is
+// kept ciRefTTL (a side whose run has not started by Env.CIStart is not
+// waited for).
+const (
+	ciBaseStopAfter = 3
+	ciRefTTL        = 7 * 24 * time.Hour
+)
+
+// ciRef is what a verification's nonce leads back to: the fix whose pull
+// request it verifies.
+type ciRef struct {
+	Repo           string `json:"repo"`
+	InstallationID int64  `json:"installation_id"`
+	FixRun         string `json:"fix_run"`
+	PR             int    `json:"pr"`
+}
+
+func ciRefName(nonce string) string { return "civerify:" + nonce }
+
+// startCIVerify dispatches pitcrew's workflow on the fix's base and head,
+// once per head across replicas and redeliveries, within the repository's
+// daily number, and records it on the fix's pull request; or records why
+// it did not.
+func startCIVerify(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, fix runs.Run, cfg repoconfig.Config) (runs.Run, error) {
+	unlock, err := b.Ledger.Lock(ctx, VerifyKey(repo, fix.PR.Number, fix.PR.Checked), 30*time.Second, 10*time.Second)
+	if err != nil {
+		return fix, err
+	}
+	defer unlock()
+	if fix, err = b.Ledger.Get(ctx, fix.ID); err != nil || !VerifyPending(fix) {
+		return fix, err // another replica, or an earlier delivery, decided
+	}
+	p := *fix.PR
+	v, err := dispatchCI(ctx, b, gh, repo, fix, cfg)
+	if err != nil {
+		return fix, err
+	}
+	fix, err = Read(ctx, b, gh, fix.Repo, fix.ID, p.Number, News{Apply: func(p *runs.Pull) {
+		if p.Checked == v.Head && (p.Verify == nil || p.Verify.Head != v.Head) {
+			p.Verify = &v
+		}
+	}})
+	if err == nil && v.Note != "" && fix.PR != nil && fix.PR.Verify != nil && fix.PR.Verify.Note == v.Note {
+		// Decided at once (no workflow, no seed): the check run says so too.
+		err = showVerified(ctx, b, gh, fix, v.Head, fix.PR.CheckRunID)
+	}
+	return fix, err
+}
+
+// dispatchCI starts both workflow runs and schedules the check that they
+// started. An error is GitHub's, to retry; what the repository can fix
+// (no workflow, a workflow that refuses the inputs) is the verification's
+// note.
+func dispatchCI(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, fix runs.Run, cfg repoconfig.Config) (runs.Verify, error) {
+	p, f := *fix.PR, flaky.Of(cfg)
+	v := runs.Verify{Head: p.Checked, InCI: true}
+	seed, hasSeed, ref, refErr := toVerify(fix)
+	switch {
+	case p.Verdict != evidence.VerdictClean && p.Verdict != evidence.VerdictNote:
+		v.Note = "not verified in CI: pitcrew verifies a head whose evidence check passes, and this one's did not"
+		return v, nil
+	case !hasSeed:
+		v.Note = "not verified in CI: the fix names no failing seed"
+		return v, nil
+	case refErr != nil:
+		v.Note = "not verified in CI: the run names no test"
+		return v, nil
+	}
+	if ok, err := b.Ledger.ReserveCIVerify(ctx, fix.Repo, f.VerifyDailyLimit); err != nil || !ok {
+		v.Note = fmt.Sprintf("not verified in CI: the daily number of %d verifications in CI for this repository is reached (flaky.verify_daily_limit)", f.VerifyDailyLimit)
+		return v, err
+	}
+	branch, err := gh.DefaultBranch(ctx, repo)
+	if err != nil {
+		return v, err
+	}
+	ci := &runs.CIVerify{Nonce: newNonce(), Dispatched: b.Time(), Test: ref.String(), Seed: seed,
+		Base: runs.CISide{SHA: p.Base, Runs: f.VerifyRunsMax},
+		Head: runs.CISide{SHA: p.Checked, Runs: min(evidence.NeededRuns(fix.Measured, f.VerifyRuns), f.VerifyRunsMax)}}
+	ref2 := ciRef{Repo: fix.Repo, InstallationID: fix.InstallationID, FixRun: fix.ID, PR: p.Number}
+	enc, _ := json.Marshal(ref2)
+	if err := b.Ledger.Cache(ctx, ciRefName(ci.Nonce), enc, ciRefTTL); err != nil {
+		return v, err
+	}
+	for _, side := range []struct {
+		phase     evidence.Phase
+		s         runs.CISide
+		stopAfter int
+	}{{evidence.PhaseBefore, ci.Base, ciBaseStopAfter}, {evidence.PhaseAfter, ci.Head, 0}} {
+		err := gh.DispatchWorkflow(ctx, repo, CIWorkflowFile, branch, map[string]any{
+			"sha": side.s.SHA, "test": ci.Test, "seed": strconv.FormatInt(seed, 10), "runs": strconv.Itoa(side.s.Runs),
+			"phase": string(side.phase), "stop_after": strconv.Itoa(side.stopAfter), "nonce": ci.Nonce})
+		switch {
+		case errors.Is(err, github.ErrWorkflowMissing):
+			v.Note = "not verified in CI: the workflow is missing: add .github/workflows/" + CIWorkflowFile + " to the default branch (`pitcrew ci-workflow` prints it), then `/pitcrew retry`"
+			return v, nil
+		case errors.Is(err, github.ErrWorkflowRefused):
+			v.Note = "not verified in CI: GitHub would not start .github/workflows/" + CIWorkflowFile + " (" + err.Error() + "); `pitcrew ci-workflow` prints the workflow pitcrew expects"
+			return v, nil
+		case err != nil && side.phase == evidence.PhaseAfter:
+			// The base's run is on its way: the head's is recorded as not
+			// started, which the deadline says, rather than started twice.
+			ci.Head.Unread = "GitHub did not start its workflow run (" + describe(err) + ")"
+		case err != nil:
+			return v, err
+		}
+	}
+	v.CI = ci
+	if b.Deadlines != nil {
+		err = b.Deadlines.ScheduleCIDeadline(ctx, queue.CIDeadline{Repo: fix.Repo, InstallationID: fix.InstallationID, Nonce: ci.Nonce}, ci.Dispatched.Add(b.CIStart()))
+	}
+	return v, err
+}
+
+func newNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
