@@ -262,7 +262,10 @@ func ParseVerifyRun(payload []byte) (ev VerifyRunEvent, ok bool, err error) {
 		return VerifyRunEvent{}, false, fmt.Errorf("decoding workflow_run event: %w", err)
 	}
 	run := raw.GetWorkflowRun()
-	if !IsVerifyWorkflow(run) || raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 {
+	// pitcrew dispatches it on the default branch: a run of a copy on
+	// another branch, or started otherwise, is not its.
+	if !IsVerifyWorkflow(run) || run.GetEvent() != "workflow_dispatch" || run.GetHeadBranch() != raw.GetRepo().GetDefaultBranch() ||
+		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 {
 		return VerifyRunEvent{}, false, nil
 	}
 	nonce, phase, ok := follow.ParseCITitle(run.GetDisplayTitle())

@@ -52,6 +52,8 @@ func TestParseVerifyRun(t *testing.T) {
 	for name, payload := range map[string]string{
 		"another workflow":               strings.Replace(string(testenv.VerifyRunEvent(t, 77, nonce, "after", "completed", "success")), "pitcrew-verify.yml", "ci.yml", 1),
 		"a title naming no verification": strings.Replace(string(testenv.VerifyRunEvent(t, 77, nonce, "after", "completed", "success")), nonce, "ZZZ", 1),
+		"a copy on another branch":       strings.Replace(string(testenv.VerifyRunEvent(t, 77, nonce, "after", "completed", "success")), `"head_branch":"main"`, `"head_branch":"mallory-patch"`, 1),
+		"started by a push":              strings.Replace(string(testenv.VerifyRunEvent(t, 77, nonce, "after", "completed", "success")), `"event":"workflow_dispatch"`, `"event":"push"`, 1),
 		"the real sample":                "",
 	} {
 		if payload == "" {

@@ -16,13 +16,19 @@ type CIDeadline struct {
 	Repo           string `json:"repo"`
 	InstallationID int64  `json:"installation_id"`
 	Nonce          string `json:"nonce"`
+	// Finish is the second check, once the runs should have finished.
+	Finish bool `json:"finish,omitempty"`
 }
 
-// CIDeadlineTask is the check of verification d at at; one per
-// verification, however often it is asked for.
+// CIDeadlineTask is the check of verification d at at; one of each kind
+// per verification, however often it is asked for.
 func CIDeadlineTask(d CIDeadline, at time.Time) *asynq.Task {
 	payload, _ := json.Marshal(d)
-	return asynq.NewTask(TaskCIDeadline, payload, asynq.TaskID("ci-deadline:"+d.Nonce), asynq.ProcessAt(at),
+	id := "ci-deadline:" + d.Nonce
+	if d.Finish {
+		id += ":finish"
+	}
+	return asynq.NewTask(TaskCIDeadline, payload, asynq.TaskID(id), asynq.ProcessAt(at),
 		asynq.Queue(QueueOutcome), asynq.MaxRetry(MaxRetry), asynq.Timeout(2*time.Minute))
 }
 

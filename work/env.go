@@ -52,11 +52,12 @@ type Env struct {
 	// Dashboards schedules refreshes of the flaky-tests dashboards (nil:
 	// none are kept).
 	Dashboards DashboardScheduler
-	// Deadlines schedules the check that a verification's workflow runs
-	// started (nil: none is scheduled); CIStartWithin is how long they
-	// have (default follow.CIStartWithin, 10 minutes).
-	Deadlines     CIDeadlineScheduler
-	CIStartWithin time.Duration
+	// Deadlines schedules the checks that a verification's workflow runs
+	// started and finished (nil: none is scheduled); CIStartWithin is how
+	// long they have to start (default 10 minutes), CIRunWithin how long
+	// after that to finish (default 70: the workflow's own timeout is 60).
+	Deadlines                  CIDeadlineScheduler
+	CIStartWithin, CIRunWithin time.Duration
 	// AppSlug is the app's own name on GitHub; its bot user is "<slug>[bot]".
 	AppSlug string
 	Now     func() time.Time
@@ -87,6 +88,15 @@ func (e *Env) CIStart() time.Duration {
 		return e.CIStartWithin
 	}
 	return 10 * time.Minute
+}
+
+// CIRun is how long a verification's workflow runs have to finish once
+// they should have started.
+func (e *Env) CIRun() time.Duration {
+	if e.CIRunWithin > 0 {
+		return e.CIRunWithin
+	}
+	return 70 * time.Minute
 }
 
 // BotLogin is the app's bot user, who authors its issues and comments; ""

@@ -63,8 +63,9 @@ type Options struct {
 	MaxRunAge, StaleAfter, SweepLookBack time.Duration
 	Schedule                             queue.Schedule
 	// DashboardEvery is the window whose signals make one edit of a
-	// repository's dashboard (default 15 s); CIStartWithin: see work.Env.
-	DashboardEvery, CIStartWithin time.Duration
+	// repository's dashboard (default 15 s); CIStartWithin and
+	// CIRunWithin: see work.Env.
+	DashboardEvery, CIStartWithin, CIRunWithin time.Duration
 	// ShutdownTimeout is how long tasks in flight may run after Shutdown
 	// before they are handed back to the queue; default 20 s.
 	ShutdownTimeout time.Duration
@@ -123,7 +124,7 @@ func NewApp(o Options) (*App, error) {
 		o.DashboardEvery = 15 * time.Second
 	}
 	base := handlers.NewBase(handlers.Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
-		MaxRunAge: o.MaxRunAge, Dashboards: &dashboards{queue: tasks, every: o.DashboardEvery}, Deadlines: ciDeadlines{tasks}, CIStartWithin: o.CIStartWithin})
+		MaxRunAge: o.MaxRunAge, Dashboards: &dashboards{queue: tasks, every: o.DashboardEvery}, Deadlines: ciDeadlines{tasks}, CIStartWithin: o.CIStartWithin, CIRunWithin: o.CIRunWithin})
 
 	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
 	worker.Metrics, worker.CachedReads = counters, handlers.CachedReads

@@ -162,9 +162,13 @@ func TestAVerificationInCIThatCannotVerifySaysWhy(t *testing.T) {
 			h.gh.SetJob(651, 1, 1651, "verify", "success", log)
 			h.gh.AddWorkflowRun(651, "pitcrew verify "+ciEnv(ds[0])["NONCE"]+" before", "completed", "success")
 		}, "not verified in CI: the head's workflow run did not start within 2s", 2 * time.Second},
+		{"a run never finishes", func(h *harness, ds []map[string]any) {
+			h.ciRun(ds[0], 661, "success", baseFails...)
+			h.deliver("workflow_run", testenv.DeliveryID(), testenv.VerifyRunEvent(h.t, 662, ciEnv(ds[1])["NONCE"], "after", "in_progress", ""))
+		}, "not verified in CI: the head's workflow run did not finish within 4s", 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, true, func(o *Options) { o.CIStartWithin = tc.start })
+			h := newHarness(t, true, func(o *Options) { o.CIStartWithin, o.CIRunWithin = tc.start, tc.start })
 			ds := h.fixToVerifyInCI(41, "1111111111111111111111111111111111111111", tc.play == nil)
 			if tc.play != nil {
 				tc.play(h, ds)

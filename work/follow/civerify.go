@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
@@ -131,16 +133,26 @@ func dispatchCI(ctx context.Context, b *work.Env, gh github.Client, repo github.
 		case err != nil && side.phase == evidence.PhaseAfter:
 			// The base's run is on its way: the head's is recorded as not
 			// started, which the deadline says, rather than started twice.
-			ci.Head.Unread = "GitHub did not start its workflow run (" + describe(err) + ")"
+			ci.Head.Unread = "workflow run was not started: GitHub refused the dispatch (" + describe(err) + ")"
 		case err != nil:
 			return v, err
 		}
 	}
 	v.CI = ci
 	if b.Deadlines != nil {
-		err = b.Deadlines.ScheduleCIDeadline(ctx, queue.CIDeadline{Repo: fix.Repo, InstallationID: fix.InstallationID, Nonce: ci.Nonce}, ci.Dispatched.Add(b.CIStart()))
+		// The runs are dispatched: a deadline that cannot be scheduled is
+		// logged, not retried (that would dispatch them again); the runs'
+		// events still end the verification.
+		d := queue.CIDeadline{Repo: fix.Repo, InstallationID: fix.InstallationID, Nonce: ci.Nonce}
+		err := b.Deadlines.ScheduleCIDeadline(ctx, d, ci.Dispatched.Add(b.CIStart()))
+		if d.Finish = true; err == nil {
+			err = b.Deadlines.ScheduleCIDeadline(ctx, d, ci.Dispatched.Add(b.CIStart()+b.CIRun()))
+		}
+		if err != nil {
+			zerolog.Ctx(ctx).Warn().Err(err).Str("nonce", ci.Nonce).Msg("could not schedule the deadlines of a verification in CI; its runs' events will end it")
+		}
 	}
-	return v, err
+	return v, nil
 }
 
 func newNonce() string {

@@ -59,9 +59,11 @@ func CIRunSeen(ctx context.Context, b *work.Env, gh github.Client, ev CIRunNews)
 }
 
 // CIDeadline is the check, once a verification's workflow runs should
-// have started, that they did: a side GitHub has named no run for is
-// looked for among the workflow's runs (an event may have been lost), and
-// is not waited for any more when it is not there.
+// have started (and again once they should have finished: d.Finish), that
+// they did: a side not done is looked for among the workflow's runs (its
+// events may have been lost) and read when it is there; one still not
+// started, or at the second check not finished, is not waited for any
+// more.
 func CIDeadline(ctx context.Context, b *work.Env, gh github.Client, d queue.CIDeadline) error {
 	ref, ok, err := readCIRef(ctx, b, d.Nonce)
 	if err != nil || !ok {
@@ -72,7 +74,7 @@ func CIDeadline(ctx context.Context, b *work.Env, gh github.Client, d queue.CIDe
 		return err
 	}
 	ci := fixCI(fix, d.Nonce)
-	if ci == nil || ci.Base.RunID != 0 && ci.Head.RunID != 0 {
+	if ci == nil || !d.Finish && ci.Base.RunID != 0 && ci.Head.RunID != 0 || ci.Base.Done() && ci.Head.Done() {
 		return nil
 	}
 	repo, err := github.ParseRepo(ref.Repo)
@@ -84,17 +86,20 @@ func CIDeadline(ctx context.Context, b *work.Env, gh github.Client, d queue.CIDe
 		return err
 	}
 	for _, r := range listed {
-		if nonce, phase, ok := ParseCITitle(r.Title); ok && nonce == d.Nonce && ci.Side(phase).RunID == 0 {
+		if nonce, phase, ok := ParseCITitle(r.Title); ok && nonce == d.Nonce && !ci.Side(phase).Done() {
 			if err := CIRunSeen(ctx, b, gh, CIRunNews{Repo: repo, Nonce: nonce, Phase: phase, Run: r}); err != nil {
 				return err
 			}
 		}
 	}
-	late := fmt.Sprintf("workflow run did not start within %s", b.CIStart())
 	return settleCI(ctx, b, gh, ref, d.Nonce, func(ci *runs.CIVerify) {
 		for _, s := range []*runs.CISide{&ci.Base, &ci.Head} {
-			if s.RunID == 0 && !s.Done() {
-				s.Unread = late
+			switch {
+			case s.Done():
+			case s.RunID == 0:
+				s.Unread = fmt.Sprintf("workflow run did not start within %s", b.CIStart())
+			case d.Finish:
+				s.Unread = fmt.Sprintf("workflow run did not finish within %s", b.CIStart()+b.CIRun())
 			}
 		}
 	})
