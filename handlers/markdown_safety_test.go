@@ -92,13 +92,15 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 			"status comment, followed pull request":         publish.RenderStatus(runs.View{Status: runs.Status{Label: "pitcrew:fix", Entries: []runs.Entry{flakyEntry}}, Runs: map[string]runs.Run{"r1": followed}, Now: now}),
 			"alert comment, followed pull request":          publish.RenderAlert(runs.View{Status: runs.Status{Entries: []runs.Entry{{About: alert.Title, RunID: "r1", Relation: runs.ClaimNew}}}, Runs: map[string]runs.Run{"r1": followed}}),
 			"evidence check run summary":                    publish.RenderEvidence(evidence.JobFlaky, 77, review).Summary,
+			"slow queries check run":                        hostileSlowQueries(h),
 			"alert issue body":                              alertIssueBody(alert),
 			"alert renotified comment":                      renotifiedComment(alert),
 			"alert recovered comment":                       recoveredComment(alert),
 		}
 		// The agent's report is kept as Markdown, so only its header is
-		// prose from outside; the report itself keeps no mention.
-		header, report, _ := strings.Cut(rendered["slow-query report"], "\n---\n")
+		// prose from outside (the link to the check run and the fold after
+		// it are pitcrew's); the report itself keeps no mention.
+		header, report, _ := strings.Cut(rendered["slow-query report"], "\n\nMeasured and checked: ")
 		rendered["slow-query report"] = header
 		if m := liveMention.FindString(stripCodeSpans(stripFences(report))); m != "" {
 			t.Errorf("slow-query report, with %q: a live @mention %q\n%s", h, m, report)
@@ -235,4 +237,26 @@ func stripCodeSpans(s string) string {
 		i = end
 	}
 	return b.String()
+}
+
+// hostileSlowQueries is the "pitcrew / slow queries" check run of a
+// slow-queries.json with s in every text field.
+func hostileSlowQueries(s string) string {
+	var q evidence.SlowQueries
+	q.Seed.Production = &s
+	q.Seed.Tables = append(q.Seed.Tables, struct {
+		Table string `json:"table"`
+		Rows  int64  `json:"rows"`
+	}{s, 10})
+	q.Pages = []evidence.PageTime{{Page: s, BeforeMS: 1, AfterMS: 100}}
+	query := evidence.SlowQuery{Fingerprint: s, SQL: s, Pages: []string{s}, CallsPerPage: 40}
+	query.Ecto.Function, query.Ecto.File, query.Ecto.Line = s, s, 1
+	query.Fix = &evidence.Fix{Kind: s, Change: s}
+	q.Queries = []evidence.SlowQuery{query, query}
+	q.Queries[1].CallsPerPage = 1
+	check := evidence.QueryCheck{Problems: []string{"no plan quoted"}}
+	out := publish.SlowQueriesCheck(publish.SlowReview{Repo: "hexpm/hexpm", Commit: strings.Repeat("a", 40), Report: q,
+		Checks: []evidence.QueryCheck{check, check}, Missing: []string{"", ""}})
+	unread := publish.SlowQueriesCheck(publish.SlowReview{Unread: s})
+	return out.Summary + "\n\n" + unread.Summary // titles are plain text on GitHub, not Markdown
 }

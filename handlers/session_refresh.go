@@ -95,7 +95,8 @@ func (h *SessionRefresher) runOf(ctx context.Context, task queue.Refresh) (runs.
 // its subjects, with the pull request it opened read first, so the first
 // comment carries it, and the pull request's verification started. retry
 // is a failure to read the pull request or start the verification, after
-// the outcome was shown all the same.
+// the outcome was shown all the same. What else the job writes of an ended
+// run (Job.Shown) comes last.
 func (h *SessionRefresher) show(ctx context.Context, gh github.Client, run *runs.Run) (retry, err error) {
 	if j, _ := h.Jobs.Job(run.Kind); j.Ended != nil {
 		return nil, j.Ended(ctx, &h.Base, gh, *run)
@@ -115,7 +116,13 @@ func (h *SessionRefresher) show(ctx context.Context, gh github.Client, run *runs
 			*run = verifying
 		}
 	}
-	return followErr, h.Publish.Subjects(ctx, gh, *run, runs.Subject{})
+	if err := h.Publish.Subjects(ctx, gh, *run, runs.Subject{}); err != nil {
+		return followErr, err
+	}
+	if j, _ := h.Jobs.Job(run.Kind); j.Shown != nil {
+		return followErr, j.Shown(ctx, &h.Base, gh, *run)
+	}
+	return followErr, nil
 }
 
 // maxRunAge is when a session that never ends is reported failed.

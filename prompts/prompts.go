@@ -16,6 +16,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 )
@@ -143,12 +144,29 @@ type MigrationInput struct {
 	// BeforeMerge profiles an open pull request's head (/pitcrew profile),
 	// before the change ships.
 	BeforeMerge bool
+	// Pages are the pages to exercise (none: the agent finds them in the
+	// router); Scale the rows of the largest table; ThresholdMS the time
+	// from which a query is reported; StatsFile a pg_stat_statements
+	// export in the repository ("" for none).
+	Pages       []string
+	Scale       int
+	ThresholdMS int
+	StatsFile   string
 }
 
 var (
 	commitSHA     = regexp.MustCompile(`^[0-9a-f]{40}$`)
 	migrationFile = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*\.exs$`)
+	repoPath      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+	page          = regexp.MustCompile(`^/[A-Za-z0-9_./?=&%:+,~-]{0,199}$`)
 )
+
+// ValidRepoPath reports whether a path in the repository is one a prompt
+// may name: letters, digits, _ . / - only, no "..".
+func ValidRepoPath(p string) bool { return repoPath.MatchString(p) && !strings.Contains(p, "..") }
+
+// ValidPage reports whether a page's path is one a prompt may name.
+func ValidPage(p string) bool { return page.MatchString(p) && !strings.Contains(p, "..") }
 
 // ValidMigrationFile reports whether a migration's path is one the prompt
 // may name: letters, digits, _ . / - only, no "..", ending in .exs.
@@ -173,7 +191,18 @@ func (in MigrationInput) fields() (any, error) {
 			return nil, fmt.Errorf("prompts: invalid migration file %q", f)
 		}
 	}
-	return in, nil
+	if len(in.Pages) > 20 || in.Scale < 1000 || in.Scale > 10_000_000 || in.ThresholdMS < 1 || in.ThresholdMS > 10_000 || in.StatsFile != "" && !ValidRepoPath(in.StatsFile) {
+		return nil, fmt.Errorf("prompts: invalid profiling settings")
+	}
+	for _, p := range in.Pages {
+		if !ValidPage(p) {
+			return nil, fmt.Errorf("prompts: invalid page %q", p)
+		}
+	}
+	return struct {
+		MigrationInput
+		Schema string
+	}{in, evidence.SlowQueriesSchema}, nil
 }
 
 // AlertInput is everything the alert prompt may contain. Data is the

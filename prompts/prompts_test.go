@@ -34,34 +34,61 @@ func TestFlakyPrompt(t *testing.T) {
 }
 
 func TestMigrationPrompt(t *testing.T) {
-	in := MigrationInput{Repo: "hexpm/hexpm", Commit: strings.Repeat("a", 40), PR: 42, Files: []string{"priv/repo/migrations/20261201120000_add_downloads_index.exs"}}
+	in := MigrationInput{Repo: "acme/shop", Commit: strings.Repeat("a", 40), PR: 42, Files: []string{"priv/repo/migrations/20261201120000_add_order_status.exs"},
+		Scale: 100_000, ThresholdMS: 50}
 	p, err := Render("migration", in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pull request #42", "`priv/repo/migrations/20261201120000_add_downloads_index.exs`", "structure.sql", "log_min_duration_statement = 50", "pg_stat_statements", "slow-queries.md", "EXPLAIN (ANALYZE", "N+1", "Do not open a\npull request"} {
+	for _, want := range []string{"pull request #42", "`priv/repo/migrations/20261201120000_add_order_status.exs`", "mix phx.routes", "structure.sql",
+		"log_min_duration_statement = 50", "pg_stat_statements", "about 100000 rows", "`git rev-parse " + in.Commit + "^1`", "mix ecto.migrate",
+		"slow-queries.md", "slow-queries.json", `"$id": "https://pitcrew.dev/schemas/slow-queries.json"`, "EXPLAIN (ANALYZE", "N+1", "EXCEPT", "Do not open a\npull request"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
+	// Nothing of another application's schema: the prompt names only what
+	// this repository configures, or what the agent finds in it.
+	for _, other := range []string{"package", "release", "download", "dependant", "hexpm"} {
+		if strings.Contains(strings.ToLower(p), other) {
+			t.Errorf("the prompt of acme/shop names %q", other)
+		}
+	}
 	if strings.Contains(p, "before a schema change merges") {
 		t.Error("a merge's prompt reads as a pull request's before its merge")
+	}
+	steered := in
+	steered.Pages, steered.Scale, steered.ThresholdMS, steered.StatsFile = []string{"/orders?status=open", "/customers/1"}, 2_000_000, 20, "priv/stats/pg_stat_statements.csv"
+	p, err = Render("migration", steered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- `/orders?status=open`", "- `/customers/1`", "about 2000000 rows", "log_min_duration_statement = 20", "slower than 20 ms", "`priv/stats/pg_stat_statements.csv`"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the steered prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(p, "pick the\n   application's main pages") {
+		t.Error("the steered prompt still asks the agent to pick the pages")
 	}
 	in.BeforeMerge = true
 	before, err := Render("migration", in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"before a schema change merges", "check out commit\n" + in.Commit + ", the head of pull request #42", "Do not open a\npull request"} {
+	for _, want := range []string{"before a schema change merges", "commit " + in.Commit + ", the\nhead of pull request #42", "git merge-base", "Do not open a\npull request"} {
 		if !strings.Contains(before, want) {
 			t.Errorf("the pull request's prompt lacks %q", want)
 		}
 	}
 	for _, bad := range []MigrationInput{
-		{Repo: "hexpm/hexpm", Commit: "main", Files: in.Files},
-		{Repo: "hexpm/hexpm", Commit: in.Commit},
-		{Repo: "hexpm/hexpm", Commit: in.Commit, Files: []string{"priv/repo/migrations/../../x.exs"}},
-		{Repo: "hexpm/hexpm", Commit: in.Commit, Files: []string{"priv/repo/migrations/a b.exs"}},
+		{Repo: "acme/shop", Commit: "main", Files: in.Files, Scale: 100_000, ThresholdMS: 50},
+		{Repo: "acme/shop", Commit: in.Commit, Scale: 100_000, ThresholdMS: 50},
+		{Repo: "acme/shop", Commit: in.Commit, Files: []string{"priv/repo/migrations/../../x.exs"}, Scale: 100_000, ThresholdMS: 50},
+		{Repo: "acme/shop", Commit: in.Commit, Files: []string{"priv/repo/migrations/a b.exs"}, Scale: 100_000, ThresholdMS: 50},
+		{Repo: "acme/shop", Commit: in.Commit, Files: in.Files, Scale: 100_000, ThresholdMS: 50, Pages: []string{"/orders`; rm -rf /"}},
+		{Repo: "acme/shop", Commit: in.Commit, Files: in.Files, Scale: 100_000, ThresholdMS: 50, StatsFile: "../secrets.csv"},
+		{Repo: "acme/shop", Commit: in.Commit, Files: in.Files, Scale: 10, ThresholdMS: 50},
 	} {
 		if _, err := Render("migration", bad); err == nil {
 			t.Errorf("accepted %+v", bad)

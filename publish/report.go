@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/runs"
 )
 
@@ -63,6 +64,14 @@ func RenderReport(v runs.View) string {
 			b.WriteString(" · materialized views: " + line)
 		}
 		b.WriteString(opened(r))
+		if len(r.FollowUps) == 0 {
+			// The measurements, as pitcrew checked them, are in the check
+			// run; the report stays folded below.
+			fmt.Fprintf(b, "\n\nMeasured and checked: [%s](%s) on `%.7s`.\n\n<details><summary>The agent's report</summary>\n\n", SlowCheckName, SafeURL(weburl.Repo(r.Repo)+"/commit/"+e.About+"/checks"), e.About)
+			budget := MaxCommentLen - b.Len() - 300
+			b.WriteString(cutAtSection(Markdown(report), budget, r.SessionURL) + "\n\n</details>\n")
+			break
+		}
 		b.WriteString("\n\n---\n\n")
 		budget := MaxCommentLen - b.Len() - 300
 		b.WriteString(cutAtSection(Markdown(report), budget, r.SessionURL))

@@ -67,6 +67,9 @@ func (f *Finisher) Record(ctx context.Context, run Run, taskID string) (_ Run, r
 		if err != nil && !sandbox.IsPermanent(err) {
 			return run, false, err
 		}
+		if derr := f.storeData(ctx, run.ID, ses, f.Jobs(run.Kind).Data); derr != nil && !sandbox.IsPermanent(derr) {
+			return run, false, derr
+		}
 		change = func(r *Run) {
 			if len(r.FollowUps) > 0 {
 				// A follow-up's turn (open the change as a pull request)
@@ -181,6 +184,31 @@ func (f *Finisher) storeReport(ctx context.Context, runID string, ses sandbox.Se
 		return true, f.Ledger.SaveReport(ctx, runID, report)
 	}
 	return false, nil
+}
+
+// storeData downloads the session's machine-readable artifact of that
+// name, if the job keeps one and the session left it, and keeps it beside
+// the report. One cut short is not kept: its reader would find it
+// malformed, and says it is missing instead.
+func (f *Finisher) storeData(ctx context.Context, runID string, ses sandbox.Session, name string) error {
+	if name == "" {
+		return nil
+	}
+	for _, a := range ses.Artifacts {
+		if a.Name != name {
+			continue
+		}
+		data, err := f.Sandbox.Download(ctx, a.URL)
+		if errors.Is(err, sandbox.ErrArtifactCut) {
+			zerolog.Ctx(ctx).Warn().Str("artifact", name).Msg("the run's data artifact is larger than pitcrew reads; not kept")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return f.Ledger.SaveData(ctx, runID, data)
+	}
+	return nil
 }
 
 // readRunLog downloads and counts the session's run log (found through the

@@ -31,6 +31,9 @@ type Job struct {
 	// Artifact is the session artifact kept as the run's report; a job
 	// without one answers with the result block of its last message.
 	Artifact string
+	// Data is a machine-readable artifact kept beside the report
+	// (Ledger.Data), "" for none.
+	Data string
 	// Connections are the sandbox connections its sessions need.
 	Connections []string
 	// Render writes the status comment of a subject that shows its runs.

@@ -23,6 +23,9 @@ type Job struct {
 	// Ended shows a run of the job that ended, for a job whose runs are
 	// shown where another run is (nil: on the run's own subjects).
 	Ended func(ctx context.Context, e *Env, gh github.Client, run runs.Run) error
+	// Shown, after a run of the job that ended is shown on its subjects,
+	// shows what else the job writes of it (nil: nothing).
+	Shown func(ctx context.Context, e *Env, gh github.Client, run runs.Run) error
 	// Dashboard shows the job's runs on the repository's flaky-tests
 	// dashboard, beside the sightings of their tests.
 	Dashboard bool

@@ -14,10 +14,13 @@ import (
 )
 
 // evidenceRuns are the "pitcrew / evidence" check runs, in order.
-func (h *harness) evidenceRuns() []map[string]any {
+func (h *harness) evidenceRuns() []map[string]any { return h.checkRunsNamed(publish.EvidenceCheckName) }
+
+// checkRunsNamed are the check runs of that name, in order.
+func (h *harness) checkRunsNamed(name string) []map[string]any {
 	var out []map[string]any
 	for _, c := range h.gh.CheckRuns() {
-		if c["name"] == publish.EvidenceCheckName {
+		if c["name"] == name {
 			out = append(out, c)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/prompts"
@@ -25,13 +26,25 @@ import (
 // Job profiles the queries of a merge that changed migrations
 // and keeps the agent's report, which its status comment shows.
 var Job = work.Job{
-	Job:    runs.Job{Kind: runs.KindMigration, Prompt: "migration", Artifact: publish.ReportName, Render: publish.RenderReport},
+	Job:    runs.Job{Kind: runs.KindMigration, Prompt: "migration", Artifact: publish.ReportName, Data: evidence.SlowQueriesName, Render: publish.RenderReport},
 	Config: Section,
-	Retry: func(run runs.Run, _ repoconfig.Config) (any, error) {
+	Retry: func(run runs.Run, cfg repoconfig.Config) (any, error) {
 		d := publish.MigrationOf(run)
-		return prompts.MigrationInput{Repo: run.Repo, Commit: run.About, PR: run.Origin, Files: d.Files, BeforeMerge: d.BeforeMerge}, nil
+		return Input(run.Repo, run.About, run.Origin, d.Files, d.BeforeMerge, cfg), nil
 	},
+	Shown: Shown,
 }
+
+// Input is the slow-query prompt's input for a merge (or a pull
+// request's head), steered by the repository's migrations section.
+func Input(repo, commit string, pr int, files []string, beforeMerge bool, cfg repoconfig.Config) prompts.MigrationInput {
+	m := Of(cfg)
+	return prompts.MigrationInput{Repo: repo, Commit: commit, PR: pr, Files: files, BeforeMerge: beforeMerge,
+		Pages: m.Pages, Scale: m.Scale, ThresholdMS: m.ThresholdMS, StatsFile: m.StatsFile}
+}
+
+// Of is c's migrations section.
+func Of(c repoconfig.Config) Config { return Section.Of(c) }
 
 // Config configures the slow-query report after merged
 // migrations (section migrations).
@@ -40,17 +53,41 @@ type Config struct {
 	// Paths are the migration directories, as path.Match patterns ending in
 	// "migrations/" ("*" matches one directory name).
 	Paths []string `yaml:"paths" doc:"a list of 1 to 20 directory patterns ending in migrations/"`
+	// Pages are the pages to exercise (paths such as /orders?sort=total);
+	// none: the agent finds the main ones from the router.
+	Pages []string `yaml:"pages" doc:"a list of up to 20 paths starting with /"`
+	// Scale is the rows to seed in the largest table; ThresholdMS the
+	// time from which a query is reported.
+	Scale       int `yaml:"scale" doc:"a whole number of rows, 1000 to 10000000"`
+	ThresholdMS int `yaml:"threshold_ms" doc:"a whole number of milliseconds, 1 to 10000"`
+	// StatsFile is a pg_stat_statements export kept in the repository, to
+	// start from and to compare the seeded data's shape with.
+	StatsFile string `yaml:"stats_file" doc:"a path in the repository"`
 }
 
 // Section is the migrations section of .github/pitcrew.yml.
 var Section = repoconfig.Section[Config]{
 	Key: "migrations",
 	Defaults: func() Config {
-		return Config{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}}
+		return Config{Enabled: true, Paths: []string{"priv/repo/migrations/", "apps/*/priv/repo/migrations/"}, Scale: 100_000, ThresholdMS: 50}
 	},
 	Check: func(m Config) error {
-		if len(m.Paths) == 0 || len(m.Paths) > 20 {
+		switch {
+		case len(m.Paths) == 0 || len(m.Paths) > 20:
 			return errors.New("migrations.paths must list 1 to 20 directories")
+		case len(m.Pages) > 20:
+			return errors.New("migrations.pages must list at most 20 pages")
+		case m.Scale < 1000 || m.Scale > 10_000_000:
+			return errors.New("migrations.scale must be between 1000 and 10000000 rows")
+		case m.ThresholdMS < 1 || m.ThresholdMS > 10_000:
+			return errors.New("migrations.threshold_ms must be between 1 and 10000")
+		case m.StatsFile != "" && !prompts.ValidRepoPath(m.StatsFile):
+			return fmt.Errorf("migrations.stats_file: %q must be a path in the repository of letters, digits and _ . / -", m.StatsFile)
+		}
+		for _, p := range m.Pages {
+			if !prompts.ValidPage(p) {
+				return fmt.Errorf("migrations.pages: %q must be a path starting with / (letters, digits and / _ . - ? = & %% : + , ~), at most 200 characters", p)
+			}
 		}
 		for _, p := range m.Paths {
 			if _, err := path.Match(p, ""); err != nil || !strings.HasSuffix(p, "migrations/") || strings.HasPrefix(p, "/") {
@@ -150,7 +187,7 @@ func Start(ctx context.Context, b *work.Env, gh github.Client, sig Signal, files
 		Run: runs.Run{Key: Key(repo, sig.Commit), Kind: runs.KindMigration, InstallationID: sig.InstallationID,
 			Repo: repo, Origin: sig.PR, About: sig.Commit, Data: data, Delivery: sig.Delivery},
 		Subject: sig.Subject, Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit,
-		Input:       prompts.MigrationInput{Repo: repo, Commit: sig.Commit, PR: sig.PR, Files: files, BeforeMerge: sig.BeforeMerge},
+		Input:       Input(repo, sig.Commit, sig.PR, files, sig.BeforeMerge, cfg),
 		LastAttempt: queue.LastAttempt(ctx),
 	})
 	if err != nil {
