@@ -86,3 +86,29 @@ func TestSlowQueriesAreMeasuredAndCheckedOnTheMergeCommit(t *testing.T) {
 		})
 	}
 }
+
+// /pitcrew open-pr on the report: the pull request the agent opens gets
+// the same table on its head.
+func TestThePullRequestOpenedFromTheReportGetsItsTable(t *testing.T) {
+	h := newHarness(t, true)
+	h.gh.SetFile("hexpm/hexpm", "lib/shop/orders.ex", strings.Repeat("# line\n", 60))
+	h.gh.SetPullFiles(12, "added priv/repo/migrations/20261201120000_add_order_status.exs")
+	h.deliver("pull_request", testenv.DeliveryID(), testenv.MergedPullEvent(t, 12, testenv.MergeSHA))
+	h.eventually("the started comment", h.commentContains(12, "A profiling run started"))
+	h.sandbox.AddArtifact("ses_1", publish.ReportName, "# Slow queries\n")
+	h.sandbox.AddArtifact("ses_1", evidence.SlowQueriesName, slowQueriesSample(t, "agrees.json"))
+	h.finish("ses_1", sandbox.StatusCompleted, "Report written.")
+	h.eventually("the merge's check run", func() bool { return len(h.slowChecks()) == 1 })
+
+	const fixHead = "3333333333333333333333333333333333333333"
+	h.gh.SetPull(1400, fixHead, "open", false, "diff --git a/priv/repo/migrations/20261202090000_index_orders.exs b/priv/repo/migrations/20261202090000_index_orders.exs\n"+
+		"new file mode 100644\n--- /dev/null\n+++ b/priv/repo/migrations/20261202090000_index_orders.exs\n@@ -0,0 +1,1 @@\n+# create index(:orders, [:customer_id, :status, :inserted_at])\n")
+	h.deliver("issue_comment", testenv.DeliveryID(), testenv.CommentEvent(t, "alice", 12, 801, "/pitcrew open-pr", true))
+	h.eventually("the follow-up", h.commentContains(12, "The agent is opening the change it measured as a pull request"))
+	h.finish("ses_1", sandbox.StatusCompleted, "Added the index.\n\nhttps://github.com/hexpm/hexpm/pull/1400\n")
+	h.eventually("the fix's check run", func() bool { return len(h.slowChecks()) == 2 })
+	c := h.slowChecks()[1]
+	if c["head_sha"] != fixHead || c["output"].(map[string]any)["title"] != "1 page slower after this migration: /customers/3/orders 19 -> 34.7 ms" {
+		t.Fatalf("the fix's check run: %v %v", c["head_sha"], c["output"])
+	}
+}

@@ -21,10 +21,19 @@ const maxSiteFiles = 10
 // Shown writes, once an ended profiling run's status comment is shown
 // (a check run that cannot be written must not keep the report from the
 // pull request), the "pitcrew / slow queries" check run on the commit it
-// profiled, from its slow-queries.json as pitcrew checked it.
+// profiled, from its slow-queries.json as pitcrew checked it; after a
+// /pitcrew open-pr turn, the same table on the head of the pull request it
+// opened, which carries a fix the table measured.
 func Shown(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) error {
-	if run.State != runs.Completed || len(run.FollowUps) > 0 || !github.ValidSHA(run.About) {
-		return nil // a failed run has its reason on the comment; a follow-up's turn its pull request
+	head := run.About
+	if len(run.FollowUps) > 0 {
+		head = ""
+		if run.PR != nil {
+			head = run.PR.Head
+		}
+	}
+	if run.State != runs.Completed || !github.ValidSHA(run.About) || !github.ValidSHA(head) {
+		return nil // a failed run has its reason on the comment
 	}
 	repo, err := github.ParseRepo(run.Repo)
 	if err != nil {
@@ -36,14 +45,14 @@ func Shown(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) err
 	}
 	out := publish.SlowQueriesCheck(review)
 	out.ExternalID, out.DetailsURL = run.ID, publish.SafeURL(run.SessionURL)
-	id, err := gh.FindCheckRun(ctx, repo, run.About, publish.SlowCheckName, run.ID)
+	id, err := gh.FindCheckRun(ctx, repo, head, publish.SlowCheckName, run.ID)
 	switch {
 	case err != nil:
 		return err
 	case id != 0:
 		return gh.UpdateCheckRun(ctx, repo, id, out)
 	}
-	_, err = gh.CreateCheckRun(ctx, repo, run.About, out)
+	_, err = gh.CreateCheckRun(ctx, repo, head, out)
 	return err
 }
 
