@@ -53,6 +53,8 @@ GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs
 GET /repos/{owner}/{repo}/tarball/{ref}
 GET /repos/{owner}/{repo}/pulls/{pull_number}
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files
+POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers
+GET /repos/{owner}/{repo}/commits
 GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments
 POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions
 POST /repos/{owner}/{repo}/commits/{commit_sha}/comments

@@ -56,6 +56,7 @@ type Client interface {
 	Actions
 	Checks
 	Workflows
+	Owners
 }
 
 // Config reads a repository's pitcrew configuration file.

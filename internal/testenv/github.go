@@ -82,6 +82,8 @@ type GitHub struct {
 	notInstalled map[string]bool
 	branches     map[string][]string // "owner/repo:branch" → its commits, oldest first
 	dispatches   []map[string]any    // workflow dispatches: the body, and "workflow"
+	committers   map[string]string   // "owner/repo:path" → its last committer
+	reviewAsks   []map[string]any    // review requests: the body, and "number"
 	workflowRuns []map[string]any    // what listing a workflow's runs answers
 	// ManifestCode is the code GitHub's manifest flow hands the user back
 	// with; AppKeyPEM is the private key its conversion returns.
@@ -157,6 +159,24 @@ func (g *GitHub) Dispatches() []map[string]any {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]map[string]any(nil), g.dispatches...)
+}
+
+// SetCommitter makes login the last committer of repo's path.
+func (g *GitHub) SetCommitter(repo, path, login string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.committers == nil {
+		g.committers = map[string]string{}
+	}
+	g.committers[repo+":"+path] = login
+}
+
+// ReviewRequests are the reviews asked of the fake: each body (reviewers,
+// team_reviewers) and its pull request's "number".
+func (g *GitHub) ReviewRequests() []map[string]any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]map[string]any(nil), g.reviewAsks...)
 }
 
 // AddWorkflowRun adds a run to what listing a workflow's runs answers.
@@ -867,6 +887,19 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		d["workflow"] = p["workflow_id"]
 		g.dispatches = append(g.dispatches, d)
 		return http.StatusNoContent, nil
+	case "POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":
+		var d map[string]any
+		_ = json.Unmarshal(body, &d)
+		n, _ := strconv.Atoi(p["pull_number"])
+		d["number"] = n
+		g.reviewAsks = append(g.reviewAsks, d)
+		return 201, map[string]any{"number": n}
+	case "GET /repos/{owner}/{repo}/commits":
+		login, ok := g.committers[repo+":"+r.URL.Query().Get("path")]
+		if !ok {
+			return 200, []map[string]any{}
+		}
+		return 200, []map[string]any{{"sha": strings.Repeat("f", 40), "author": map[string]any{"login": login}, "commit": map[string]any{"author": map[string]any{"name": login}}}}
 	case "GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs":
 		return 200, map[string]any{"total_count": len(g.workflowRuns), "workflow_runs": append([]map[string]any{}, g.workflowRuns...)}
 	case "GET /repos/{owner}/{repo}/tarball/{ref}":

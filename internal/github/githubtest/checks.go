@@ -157,3 +157,24 @@ func (f *Fake) WorkflowRuns(context.Context, github.Repo, string, time.Time) ([]
 	defer f.mu.Unlock()
 	return append([]github.WorkflowRun(nil), f.Runs...), nil
 }
+
+// LastCommitter implements github.Owners: Committers by path.
+func (f *Fake) LastCommitter(_ context.Context, _ github.Repo, path, _ string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Committers[path], nil
+}
+
+// RequestReviewers implements github.Owners.
+func (f *Fake) RequestReviewers(_ context.Context, _ github.Repo, number int, users, teams []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ReviewRequests = append(f.ReviewRequests, ReviewRequest{number, users, teams})
+	return nil
+}
+
+// ReviewRequest is a review the fake was asked for.
+type ReviewRequest struct {
+	Number       int
+	Users, Teams []string
+}

@@ -58,6 +58,10 @@ type Fake struct {
 	Workflows  map[string]bool
 	Dispatches []Dispatch
 	Runs       []github.WorkflowRun
+	// Committers are the last committers by path; ReviewRequests the
+	// reviews asked.
+	Committers     map[string]string
+	ReviewRequests []ReviewRequest
 
 	// Pulls are the pull requests the fake knows, and their diffs.
 	Pulls map[int]github.PullRequest
