@@ -83,7 +83,7 @@ func TestOwnersResolveAsGitHubResolvesThem(t *testing.T) {
 		"lib/app.js":                        {"@js-owner"},
 		"main.go":                           {"docs@example.com"},
 		"notes/a.txt":                       {"@octo-org/octocats"},
-		"build/logs/today/out.log":          {"@octocat"}, // **/logs, a later line, wins over /build/logs/
+		"build/logs/today/out.log":          {"@octocat"},  // **/logs, a later line, wins over /build/logs/
 		"docs/getting-started.md":           {"@doctocat"}, // /docs/ comes after docs/*
 		"docs/build-app/troubleshooting.md": {"@doctocat"},
 		"web/apps/index.html":               {"@octocat"},
@@ -111,7 +111,7 @@ func TestPatternsAsGitHubReadsThem(t *testing.T) {
 		{"*_test.exs @a", "test/deep/x_test.exs", []string{"@a"}},
 		{"test/payments/** @acme/payments", "test/payments/a/b_test.exs", []string{"@acme/payments"}},
 		{"\\#odd @a", "#odd", []string{"@a"}},
-		{"!test/ @a", "test/x_test.exs", nil},         // negation: GitHub skips the line
+		{"!test/ @a", "test/x_test.exs", nil},             // negation: GitHub skips the line
 		{"test/[ab]_test.exs @a", "test/a_test.exs", nil}, // ranges: skipped
 		{"test/ @a not-an-owner @@b", "test/x_test.exs", []string{"@a"}},
 		{"Test/ @a", "test/x_test.exs", nil}, // case-sensitive
