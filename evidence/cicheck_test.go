@@ -26,7 +26,7 @@ func TestCheckCI(t *testing.T) {
 		{"a log cut short", base, head, true, VerdictNote, "a log is longer than pitcrew reads"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := CheckCI(c.base, c.head, 4242, c.truncated)
+			r := CheckCI(c.base, c.head, 4242, CIAsked{Base: c.base.Runs, Head: c.head.Runs}, c.truncated)
 			if r.Verdict != c.verdict || c.problem != "" && !strings.Contains(strings.Join(r.Problems, "\n"), c.problem) || c.problem == "" && len(r.Problems) > 0 {
 				t.Fatalf("%s %q", r.Verdict, r.Problems)
 			}
@@ -34,5 +34,23 @@ func TestCheckCI(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 		})
+	}
+}
+
+// A head run short of what was asked, or a base that stopped early, is
+// read for what it is.
+func TestCheckCIReadsWhatWasAsked(t *testing.T) {
+	base := PhaseCount{Runs: 3, FailedRuns: 3, Seeds: []int64{8}, FailingSeeds: []int64{8}}
+	r := CheckCI(base, PhaseCount{Runs: 4, Seeds: []int64{8}}, 8, CIAsked{Base: 100, Head: 5, BaseStopAfter: 3}, false)
+	if r.Verdict != VerdictNote || !strings.Contains(strings.Join(r.Problems, "\n"), "the head finished 4 of the 5 runs asked") {
+		t.Fatalf("%s %q", r.Verdict, r.Problems)
+	}
+	r = CheckCI(base, PhaseCount{Runs: 5, Seeds: []int64{8}}, 8, CIAsked{Base: 100, Head: 5, BaseStopAfter: 3}, false)
+	if r.Verdict != VerdictClean || r.Needed != 5 {
+		t.Fatalf("a base failing its 3 first runs, then 5 clean on the head: %s %d %q", r.Verdict, r.Needed, r.Problems)
+	}
+	r = CheckCI(PhaseCount{Runs: 40, FailedRuns: 2}, PhaseCount{Runs: 100}, 8, CIAsked{Base: 100, Head: 100, BaseStopAfter: 3}, false)
+	if r.Verdict != VerdictNote || !strings.Contains(strings.Join(r.Problems, "\n"), "the base finished 40 of the 100 runs asked") {
+		t.Fatalf("%s %q", r.Verdict, r.Problems)
 	}
 }

@@ -45,8 +45,8 @@ var (
 		{regexp.MustCompile(`\bModule\.create\(`), "modules compiled at run time, global to the VM", "Module.create", false},
 		{regexp.MustCompile(`\b(Port|Process)\.list\(`), "VM-wide listings", ".list(", false},
 		{regexp.MustCompile(`:erlang\.(ports|processes|memory|statistics)\(`), "VM-wide listings", ":erlang.", false},
-		{regexp.MustCompile(`\b(put|set|update|delete)_\w*config\(`), "configuration written by a helper", "config(", false},
-		{regexp.MustCompile(`\b(put|set|update|delete)_\w*env\(`), "configuration written by a helper", "env(", false},
+		{regexp.MustCompile(`\b(put|set)_(test_|app_|application_|global_)?config\(`), "configuration written by a helper", "config(", false},
+		{regexp.MustCompile(`\b(put|set)_(test_|app_|application_|global_)?env\(`), "configuration written by a helper", "env(", false},
 		{regexp.MustCompile(`\bApplication\.(load|unload|start|stop|ensure_all_started)\(`), "the code path and loaded applications", "Application.", false},
 	}
 )
@@ -88,13 +88,11 @@ func asyncOff(c change) []Finding {
 // module shares with others.
 var sharedWords = regexp.MustCompile(`(?i)\b(global|shared?|singleton|concurrent\w*|in parallel|at the same time|one at a time|serial\w*|File\.cd)\b`)
 
-// sharedReason is the comment on the line l or the comment lines right
-// above it when it names what the module shares; "" when none does.
+// sharedReason is the comment right above the line l when it names what
+// the module shares; "" when none does. Only a comment the diff did not
+// add counts: a fix cannot excuse itself.
 func (c change) sharedReason(l Line, places *map[int]int) string {
 	var comment []string
-	if i := strings.Index(l.Text, "#"); i >= 0 && strings.TrimSpace(l.code) != strings.TrimSpace(l.Text) {
-		comment = append(comment, l.Text[i+1:])
-	}
 	if *places == nil {
 		*places = map[int]int{}
 		for i, a := range c.all {
@@ -112,7 +110,7 @@ func (c change) sharedReason(l Line, places *map[int]int) string {
 		if c.all[i].Kind == '-' {
 			continue
 		}
-		if !strings.HasPrefix(t, "#") {
+		if c.all[i].Kind != ' ' || !strings.HasPrefix(t, "#") {
 			break
 		}
 		comment = append([]string{strings.TrimSpace(strings.TrimPrefix(t, "#"))}, comment...)

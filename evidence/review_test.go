@@ -330,3 +330,20 @@ func TestNotesThatAreNotConcerns(t *testing.T) {
 		})
 	}
 }
+
+// A comment the fix adds itself does not excuse a module made to run
+// alone, nor does an app's own helper that only looks like configuration.
+func TestAnExcuseTheFixWritesIsNoReason(t *testing.T) {
+	for name, diff := range map[string]string{
+		"a comment added with it": hunkOf("test/a_test.exs", "+  # runs serially: shared global state", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false"),
+		"an app helper":           hunkOf("test/a_test.exs", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false", "   test \"x\" do", "     update_user_config(user, %{a: 1})"),
+	} {
+		d, err := ParseDiff(strings.NewReader(diff))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := Check(d, JobFlaky); r.Verdict != VerdictConcern {
+			t.Errorf("%s: %s %+v", name, r.Verdict, r.Findings)
+		}
+	}
+}

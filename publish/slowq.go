@@ -24,6 +24,8 @@ type SlowReview struct {
 	Report  evidence.SlowQueries
 	Checks  []evidence.QueryCheck // by query
 	Missing []string              // by query: why its Ecto site was not found at Commit, "" when it was
+	// Problems are the report's own: it measured another commit.
+	Problems []string
 }
 
 // SlowQueriesCheck is the "pitcrew / slow queries" check run: its title
@@ -42,6 +44,9 @@ func SlowQueriesCheck(r SlowReview) github.CheckOutput {
 	}
 	q := r.Report
 	out.Title = slowTitle(q) + flaggedWords(r)
+	for _, p := range r.Problems {
+		b.WriteString("⚠️ " + p + "\n\n")
+	}
 	b.WriteString(seedLine(q) + "\n\n### Pages\n\n| page | before the migration | after | |\n|---|---|---|---|\n")
 	for _, p := range q.Pages {
 		mark := ""
@@ -85,7 +90,7 @@ func slowTitle(q evidence.SlowQueries) string {
 }
 
 func flaggedWords(r SlowReview) string {
-	n := 0
+	n := len(r.Problems)
 	for i := range r.Report.Queries {
 		if !r.Checks[i].Checked() || r.Missing[i] != "" {
 			n++

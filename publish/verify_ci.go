@@ -22,7 +22,7 @@ func ciWords(v *runs.Verify) string {
 	counts := fmt.Sprintf("base %d of %d failed%s, head %d of %d", r.BaseFailed, r.BaseRuns, seedWords(r), r.AfterFailed, r.AfterRuns)
 	switch r.Verdict {
 	case evidence.VerdictClean:
-		return fmt.Sprintf("verified in CI: %s (%d needed at the base's failure rate, %s)", counts, r.Needed, evidence.Percent(float64(r.BaseFailed)/float64(r.BaseRuns)))
+		return fmt.Sprintf("verified in CI: %s (%d needed for 95%% confidence at the base's failure rate)", counts, r.Needed)
 	case evidence.VerdictConcern:
 		return "not verified in CI: the head failed: " + counts
 	}

@@ -70,3 +70,9 @@ func (l *Ledger) ReserveCIVerify(ctx context.Context, repo string, dailyCap int)
 	}
 	return res == IssueReserved, nil
 }
+
+// ReleaseCIVerify gives back a verification reserved today that started
+// nothing.
+func (l *Ledger) ReleaseCIVerify(ctx context.Context, repo string) error {
+	return l.rdb.Decr(ctx, l.ciVerifyKey(repo)).Err()
+}

@@ -249,6 +249,14 @@ func StatusOf(err error) int {
 	return 0
 }
 
+// Describe is what went wrong in a GitHub call, for a reader: its status.
+func Describe(err error) string {
+	if status := StatusOf(err); status != 0 {
+		return fmt.Sprintf("it answered %d", status)
+	}
+	return "no answer"
+}
+
 // ErrPullGone means the pull request does not exist (any more).
 var ErrPullGone = errors.New("the pull request does not exist")
 

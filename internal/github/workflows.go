@@ -33,6 +33,8 @@ type WorkflowRun struct {
 	Status     string // queued, in_progress, completed, ...
 	Conclusion string // success, failure, cancelled, ... once completed
 	URL        string
+	// HeadBranch is the branch it ran on, Event what started it.
+	HeadBranch, Event string
 }
 
 // ErrWorkflowMissing is a workflow the repository does not have;
@@ -65,7 +67,8 @@ func (g *restGitHub) WorkflowRuns(ctx context.Context, repo Repo, file string, s
 	}
 	out := make([]WorkflowRun, 0, len(list.WorkflowRuns))
 	for _, r := range list.WorkflowRuns {
-		out = append(out, WorkflowRun{ID: r.GetID(), Attempt: r.GetRunAttempt(), Title: r.GetDisplayTitle(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: r.GetHTMLURL()})
+		out = append(out, WorkflowRun{ID: r.GetID(), Attempt: r.GetRunAttempt(), Title: r.GetDisplayTitle(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: r.GetHTMLURL(),
+			HeadBranch: r.GetHeadBranch(), Event: r.GetEvent()})
 	}
 	return out, nil
 }

@@ -184,7 +184,8 @@ func (g *GitHub) AddWorkflowRun(id int64, title, status, conclusion string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.workflowRuns = append(g.workflowRuns, map[string]any{"id": id, "run_attempt": 1, "display_title": title, "status": status, "conclusion": conclusion,
-		"html_url": fmt.Sprintf("https://github.com/hexpm/hexpm/actions/runs/%d", id), "path": ".github/workflows/pitcrew-verify.yml"})
+		"html_url": fmt.Sprintf("https://github.com/hexpm/hexpm/actions/runs/%d", id), "path": ".github/workflows/pitcrew-verify.yml",
+		"head_branch": "main", "event": "workflow_dispatch"})
 }
 
 // SetCheckSuite makes suiteID the check suite of workflow run runID: its

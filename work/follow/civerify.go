@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work"
@@ -60,8 +62,16 @@ func startCIVerify(ctx context.Context, b *work.Env, gh github.Client, repo gith
 		return fix, err
 	}
 	defer unlock()
-	if fix, err = b.Ledger.Get(ctx, fix.ID); err != nil || !VerifyPending(fix) {
-		return fix, err // another replica, or an earlier delivery, decided
+	if fix, err = b.Ledger.Get(ctx, fix.ID); err != nil {
+		return fix, err
+	}
+	if !VerifyPending(fix) {
+		// Another replica, or an earlier delivery, decided. On this task's
+		// retry, what it decided at once may not have reached the check run.
+		if v := fix.PR.Verify; queue.Retried(ctx) && v != nil && v.InCI && v.Note != "" && v.Head == fix.PR.Checked {
+			return fix, showVerified(ctx, b, gh, fix, v.Head, fix.PR.CheckRunID)
+		}
+		return fix, nil
 	}
 	p := *fix.PR
 	v, err := dispatchCI(ctx, b, gh, repo, fix, cfg)
@@ -99,12 +109,12 @@ func dispatchCI(ctx context.Context, b *work.Env, gh github.Client, repo github.
 		v.Note = "not verified in CI: the run names no test"
 		return v, nil
 	}
-	if ok, err := b.Ledger.ReserveCIVerify(ctx, fix.Repo, f.VerifyDailyLimit); err != nil || !ok {
-		v.Note = fmt.Sprintf("not verified in CI: the daily number of %d verifications in CI for this repository is reached (flaky.verify_daily_limit)", f.VerifyDailyLimit)
-		return v, err
-	}
 	branch, err := gh.DefaultBranch(ctx, repo)
 	if err != nil {
+		return v, err
+	}
+	if ok, err := b.Ledger.ReserveCIVerify(ctx, fix.Repo, f.VerifyDailyLimit); err != nil || !ok {
+		v.Note = fmt.Sprintf("not verified in CI: the daily number of %d verifications in CI for this repository is reached (flaky.verify_daily_limit)", f.VerifyDailyLimit)
 		return v, err
 	}
 	ci := &runs.CIVerify{Nonce: newNonce(), Dispatched: b.Time(), Test: ref.String(), Seed: seed,
@@ -117,28 +127,27 @@ func dispatchCI(ctx context.Context, b *work.Env, gh github.Client, repo github.
 	}
 	for _, side := range []struct {
 		phase     evidence.Phase
-		s         runs.CISide
+		s         *runs.CISide
 		stopAfter int
-	}{{evidence.PhaseBefore, ci.Base, ciBaseStopAfter}, {evidence.PhaseAfter, ci.Head, 0}} {
+	}{{evidence.PhaseBefore, &ci.Base, ciBaseStopAfter}, {evidence.PhaseAfter, &ci.Head, 0}} {
 		err := gh.DispatchWorkflow(ctx, repo, CIWorkflowFile, branch, map[string]any{
 			"sha": side.s.SHA, "test": ci.Test, "seed": strconv.FormatInt(seed, 10), "runs": strconv.Itoa(side.s.Runs),
 			"phase": string(side.phase), "stop_after": strconv.Itoa(side.stopAfter), "nonce": ci.Nonce})
-		switch {
-		case errors.Is(err, github.ErrWorkflowMissing):
-			v.Note = "not verified in CI: the workflow is missing: add .github/workflows/" + CIWorkflowFile + " to the default branch (`pitcrew ci-workflow` prints it), then `/pitcrew retry`"
-			return v, nil
-		case errors.Is(err, github.ErrWorkflowRefused):
-			v.Note = "not verified in CI: GitHub would not start .github/workflows/" + CIWorkflowFile + " (" + err.Error() + "); `pitcrew ci-workflow` prints the workflow pitcrew expects"
-			return v, nil
-		case err != nil && side.phase == evidence.PhaseAfter:
-			// The base's run is on its way: the head's is recorded as not
-			// started, which the deadline says, rather than started twice.
-			ci.Head.Unread = "workflow run was not started: GitHub refused the dispatch (" + describe(err) + ")"
-		case err != nil:
-			return v, err
+		if note := dispatchRefused(err); note != "" {
+			v.Note = "not verified in CI: " + note
+			return v, b.Ledger.ReleaseCIVerify(ctx, fix.Repo) // nothing started: the day's number is not spent
+		}
+		if err != nil {
+			// GitHub may have started it all the same: not dispatched again
+			// (with a new nonce, it would run twice), it is said not started.
+			side.s.Unread = "workflow run was not started: GitHub did not take the dispatch (" + github.Describe(err) + ")"
 		}
 	}
 	v.CI = ci
+	if ci.Base.Done() && ci.Head.Done() {
+		decideCI(&v) // neither started: nothing will come to decide it later
+		return v, nil
+	}
 	if b.Deadlines != nil {
 		// The runs are dispatched: a deadline that cannot be scheduled is
 		// logged, not retried (that would dispatch them again); the runs'
@@ -153,6 +162,25 @@ func dispatchCI(ctx context.Context, b *work.Env, gh github.Client, repo github.
 		}
 	}
 	return v, nil
+}
+
+// dispatchRefused is why a dispatch GitHub refused for good cannot start
+// until the repository changes something, "" for any other answer.
+func dispatchRefused(err error) string {
+	switch {
+	case errors.Is(err, github.ErrWorkflowMissing):
+		return "the workflow is missing: add .github/workflows/" + CIWorkflowFile + " to the default branch (`pitcrew ci-workflow` prints it), then `/pitcrew retry`"
+	case errors.Is(err, github.ErrWorkflowRefused):
+		return "GitHub would not start .github/workflows/" + CIWorkflowFile + " (" + publish.Text(err.Error(), 300) + "); `pitcrew ci-workflow` prints the workflow pitcrew expects"
+	case github.StatusOf(err) == http.StatusForbidden && !rateLimited(err):
+		return "GitHub refused to start the workflow (403): the app needs the `actions: write` permission; accept it in the installation's settings, then `/pitcrew retry`"
+	}
+	return ""
+}
+
+func rateLimited(err error) bool {
+	_, limited := github.RateLimited(err)
+	return limited
 }
 
 func newNonce() string {

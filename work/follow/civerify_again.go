@@ -3,6 +3,7 @@ package follow
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/github"
@@ -36,12 +37,15 @@ func VerifyAgain(ctx context.Context, b *work.Env, gh github.Client, subject run
 	}
 	for _, id := range ids {
 		fix, err := b.Ledger.Get(ctx, id)
-		if errors.Is(err, runs.ErrNotFound) || err == nil && !unverifiedInCI(fix) {
+		if errors.Is(err, runs.ErrNotFound) || err == nil && !unverifiedInCI(fix, b.Time().Add(-b.CIStart()-b.CIRun())) && !VerifyPending(fix) {
 			continue
 		}
 		if err != nil {
 			return false, err
 		}
+		// A verification pending (an earlier retry's dispatch failed) is
+		// started; one that did not verify, or never settled, is forgotten
+		// and started again.
 		p := fix.PR
 		if fix, err = Read(ctx, b, gh, fix.Repo, fix.ID, p.Number, News{Apply: func(p *runs.Pull) {
 			if p.Verify != nil && p.Verify.Head == p.Checked {
@@ -59,12 +63,20 @@ func VerifyAgain(ctx context.Context, b *work.Env, gh github.Client, subject run
 }
 
 // unverifiedInCI reports whether fix's pull request shows, for its
-// checked head, a verification in CI that ended without verifying it.
-func unverifiedInCI(fix runs.Run) bool {
+// checked head, a verification in CI that ended without verifying it, or
+// one dispatched before stale that never settled (its events and both
+// deadlines lost).
+func unverifiedInCI(fix runs.Run, stale time.Time) bool {
 	p := fix.PR
 	if p == nil || p.State != runs.PullOpen || p.Verify == nil || !p.Verify.InCI || p.Verify.Head != p.Checked {
 		return false
 	}
 	v := p.Verify
-	return v.Note != "" || v.Result != nil && v.Result.Verdict != evidence.VerdictClean
+	switch {
+	case v.Note != "" || v.Result != nil && v.Result.Verdict != evidence.VerdictClean:
+		return true
+	case v.Result == nil && v.CI != nil:
+		return v.CI.Dispatched.Before(stale)
+	}
+	return false
 }

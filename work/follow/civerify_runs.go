@@ -10,6 +10,7 @@ import (
 
 	"github.com/pitcrew/pitcrew/evidence"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work"
@@ -43,11 +44,11 @@ func CIRunSeen(ctx context.Context, b *work.Env, gh github.Client, ev CIRunNews)
 	side := runs.CISide{RunID: ev.Run.ID, URL: ev.Run.URL, Status: ev.Run.Status, Conclusion: ev.Run.Conclusion}
 	if ev.Run.Status == "completed" {
 		side.Count, side.Truncated, side.Unread, err = countCISide(ctx, gh, ev.Repo, ev.Run, ev.Phase)
-		if err != nil && !queue.LastAttempt(ctx) {
+		if err != nil && !queue.LastAttempt(ctx) && !github.WillNotChange(err) {
 			return err
 		}
 		if err != nil {
-			side.Unread = "GitHub did not give its log (" + describe(err) + ")"
+			side.Unread = "workflow run's log could not be read (GitHub: " + github.Describe(err) + ")"
 		}
 	}
 	return settleCI(ctx, b, gh, ref, ev.Nonce, func(ci *runs.CIVerify) {
@@ -81,11 +82,19 @@ func CIDeadline(ctx context.Context, b *work.Env, gh github.Client, d queue.CIDe
 	if err != nil {
 		return queue.Permanent(err)
 	}
+	branch, err := gh.DefaultBranch(ctx, repo)
+	if err != nil {
+		return err
+	}
 	listed, err := gh.WorkflowRuns(ctx, repo, CIWorkflowFile, ci.Dispatched.Add(-b.CIStart()))
 	if err != nil {
 		return err
 	}
 	for _, r := range listed {
+		// As from its events: only a run dispatched on the default branch.
+		if r.HeadBranch != branch || r.Event != "workflow_dispatch" {
+			continue
+		}
 		if nonce, phase, ok := ParseCITitle(r.Title); ok && nonce == d.Nonce && !ci.Side(phase).Done() {
 			if err := CIRunSeen(ctx, b, gh, CIRunNews{Repo: repo, Nonce: nonce, Phase: phase, Run: r}); err != nil {
 				return err
@@ -108,10 +117,14 @@ func CIDeadline(ctx context.Context, b *work.Env, gh github.Client, d queue.CIDe
 // settleCI applies change to the verification of nonce on its fix's pull
 // request and, when that leaves both sides done, decides and shows it.
 func settleCI(ctx context.Context, b *work.Env, gh github.Client, ref ciRef, nonce string, change func(*runs.CIVerify)) error {
-	decided, changed := false, false
+	decided, changed, shown := false, false, false
 	fix, err := Read(ctx, b, gh, ref.Repo, ref.FixRun, ref.PR, News{Apply: func(p *runs.Pull) {
 		v := p.Verify
-		if v == nil || v.CI == nil || v.CI.Nonce != nonce || v.Result != nil || v.Note != "" {
+		if v == nil || v.CI == nil || v.CI.Nonce != nonce {
+			return
+		}
+		if v.Result != nil || v.Note != "" {
+			shown = true // decided before: by this task, if it is a retry
 			return
 		}
 		changed = true
@@ -125,6 +138,11 @@ func settleCI(ctx context.Context, b *work.Env, gh github.Client, ref ciRef, non
 		}
 		p.Verify = &nv
 	}})
+	if err == nil && shown && queue.Retried(ctx) {
+		// A retry after the decision was recorded: what failed may be the
+		// check run's update, which only this task would make.
+		return showVerified(ctx, b, gh, fix, fix.PR.Verify.Head, fix.PR.CheckRunID)
+	}
 	if err != nil || !changed {
 		return err
 	}
@@ -147,7 +165,8 @@ func decideCI(v *runs.Verify) {
 			return
 		}
 	}
-	r := evidence.CheckCI(*ci.Base.Count, *ci.Head.Count, ci.Seed, ci.Base.Truncated || ci.Head.Truncated)
+	asked := evidence.CIAsked{Base: ci.Base.Runs, Head: ci.Head.Runs, BaseStopAfter: ciBaseStopAfter}
+	r := evidence.CheckCI(*ci.Base.Count, *ci.Head.Count, ci.Seed, asked, ci.Base.Truncated || ci.Head.Truncated)
 	v.Result = &r
 }
 
@@ -169,6 +188,7 @@ func countCISide(ctx context.Context, gh github.Client, repo github.Repo, run gi
 	total := evidence.PhaseCount{}
 	for i, job := range jobs {
 		if i == maxCIJobs {
+			truncated = true
 			break
 		}
 		body, err := gh.JobLog(ctx, repo, job.ID)
@@ -188,8 +208,13 @@ func countCISide(ctx context.Context, gh github.Client, repo github.Repo, run gi
 		total.FailingSeeds = append(total.FailingSeeds, c.FailingSeeds...)
 		total.FailingTests = append(total.FailingTests, c.FailingTests...)
 	}
-	if total.Runs == 0 && run.Conclusion == "failure" {
+	switch {
+	case run.Conclusion == "failure" && total.Runs == 0:
 		return nil, false, "workflow run failed before it ran the test (its set-up failed)", nil
+	case run.Conclusion == "failure":
+		// The script never fails because the test does: the job itself
+		// died (a timeout, a lost runner), and its count is not whole.
+		return nil, false, fmt.Sprintf("workflow run failed after %d %s (a timeout or a lost runner): pitcrew counts a run that completed", total.Runs, publish.Plural(total.Runs, "run", "runs")), nil
 	}
 	return &total, truncated, "", nil
 }

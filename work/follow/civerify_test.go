@@ -48,7 +48,7 @@ func TestTheWorkflowScriptPrintsWhatPitcrewCounts(t *testing.T) {
 	if !strings.Contains(baseLog, `=== pitcrew run phase=before cmd="mix test test/racy_a_test.exs:27 --seed 8"`) || !strings.Contains(baseLog, "pitcrew: stopping after 3 failures in 5 runs") {
 		t.Fatalf("base log:\n%s", baseLog)
 	}
-	if r := evidence.CheckCI(base, head, 8, false); r.Verdict != evidence.VerdictClean || r.Needed != 4 {
+	if r := evidence.CheckCI(base, head, 8, evidence.CIAsked{Base: 50, Head: 6, BaseStopAfter: 3}, false); r.Verdict != evidence.VerdictClean || r.Needed != 5 {
 		t.Fatalf("%+v", r)
 	}
 }

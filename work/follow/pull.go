@@ -9,7 +9,6 @@ package follow
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/pitcrew/pitcrew/evidence"
@@ -175,7 +174,7 @@ func shownRetrying(ctx context.Context, locked runs.LockedPull, run runs.Run, p 
 	if ctx.Err() != nil {
 		return run, err
 	}
-	p.Unread = "GitHub did not answer (" + describe(err) + "); pitcrew tries again"
+	p.Unread = "GitHub did not answer (" + github.Describe(err) + "); pitcrew tries again"
 	if p.Creating == "" {
 		p.Head = ""
 	}
@@ -193,14 +192,6 @@ func savePull(p runs.Pull) func(*runs.Run) error {
 		r.PR = &p
 		return nil
 	}
-}
-
-// describe is what went wrong in a GitHub call, for a reader: its status.
-func describe(err error) string {
-	if status := github.StatusOf(err); status != 0 {
-		return fmt.Sprintf("it answered %d", status)
-	}
-	return "no answer"
 }
 
 // readPull reads the pull request run opened, and, on a head it has not

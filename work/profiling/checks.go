@@ -72,6 +72,9 @@ func Review(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo
 		r.Unread = err.Error()
 		return r, nil
 	}
+	if r.Report.AfterCommit != run.About {
+		r.Problems = append(r.Problems, "the report says it measured commit "+publish.Code(r.Report.AfterCommit, 40)+", not the one profiled, "+publish.Code(run.About, 40))
+	}
 	for _, q := range r.Report.Queries {
 		r.Checks = append(r.Checks, evidence.CheckSlowQuery(q))
 	}
@@ -103,8 +106,13 @@ func missingSites(ctx context.Context, gh github.Client, repo github.Repo, commi
 				n = -1
 			case errors.Is(err, github.ErrFileTooLarge):
 				n = 1 << 30 // there, and too large to count: its line is taken as there
-			case err != nil:
+			case err != nil && ctx.Err() != nil:
 				return nil, err
+			case err != nil:
+				// The check run is written all the same, saying what it
+				// could not check.
+				out[i] = "its Ecto site was not checked: GitHub did not give " + publish.Code(file, 200) + " (" + github.Describe(err) + ")"
+				continue
 			default:
 				n = strings.Count(content, "\n") + 1
 			}
