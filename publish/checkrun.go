@@ -40,6 +40,9 @@ func RenderCheckRun(v runs.View) (title, summary string) {
 			fmt.Fprintf(&b, " · seed `%d`", *e.Seed)
 		}
 		fmt.Fprintf(&b, " · seen flaking %d %s\n", e.Sightings, Plural(int(e.Sightings), "time", "times"))
+		if owners := OwnersNamed(e.Owners); owners != "" {
+			b.WriteString("\n" + owners + ".\n")
+		}
 		if len(e.Excerpt) > 0 {
 			b.WriteString("\n" + CodeBlock(e.Excerpt))
 		}

@@ -33,6 +33,8 @@ type DashboardView struct {
 	// Predicted are the tests predicted to flake next (siblings of a fix):
 	// those not seen yet get rows of their own, the others a line.
 	Predicted []runs.Predicted
+	// Owners are the test files' owners, by path (those looked up).
+	Owners map[string]runs.Owners
 }
 
 // dashboardBudget keeps the body well under GitHub's 65,536 characters:
@@ -95,6 +97,9 @@ func RenderDashboard(v DashboardView) string {
 	shown := 0
 	for _, t := range v.Tests {
 		item := dashboardItem(t)
+		if o, ok := v.Owners[strings.SplitN(t.Test(), ":", 2)[0]]; ok && OwnersNamed(&o) != "" {
+			item += "  - " + OwnersNamed(&o) + ".\n"
+		}
 		if p, ok := predicted[t.Key]; ok {
 			item += "  - " + predictedLine(v.Repo, p) + "\n"
 			delete(predicted, t.Key)

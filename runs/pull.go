@@ -54,6 +54,9 @@ type Pull struct {
 	// TakenOver says a later run named this pull request too and follows
 	// it from then on; what this run shows of it stops there.
 	TakenOver bool `json:"taken_over,omitempty"`
+	// OwnersAsked says the test file's owners were asked to review it
+	// (once, whatever GitHub answered).
+	OwnersAsked bool `json:"owners_asked,omitempty"`
 }
 
 // Verify is the independent verification of a fix on one head of its pull

@@ -25,6 +25,15 @@ type Entry struct {
 	Seed      *int64   `json:"seed,omitempty"`
 	Excerpt   []string `json:"excerpt,omitempty"`
 	Sightings int64    `json:"sightings,omitempty"`
+	Owners    *Owners  `json:"owners,omitempty"` // of the test's file; nil when not looked up
+}
+
+// Owners are whom pitcrew names for a test file: its owners in the
+// repository's CODEOWNERS, or, when no line names any, whoever changed it
+// last (named, never pinged).
+type Owners struct {
+	Listed        []string `json:"listed,omitempty"` // @user, @org/team or an email, as CODEOWNERS writes them
+	LastCommitter string   `json:"last_committer,omitempty"`
 }
 
 // RunIDs lists the runs entries name.

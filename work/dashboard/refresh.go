@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -75,7 +76,8 @@ func Refresh(ctx context.Context, b *work.Env, repoName string, inst int64) erro
 	if expired {
 		note = ""
 	}
-	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note, Predicted: predicted})
+	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note, Predicted: predicted,
+		Owners: owners(ctx, b, gh, repo, tests)})
 	sum := sha256.Sum256([]byte(body))
 	digest := hex.EncodeToString(sum[:16])
 	if d.Issue != 0 && d.Digest == digest {
@@ -106,4 +108,32 @@ func Refresh(ctx context.Context, b *work.Env, repoName string, inst int64) erro
 	d.Digest, d.Installation = digest, inst
 	zerolog.Ctx(ctx).Info().Int("issue", d.Issue).Int("tests", total).Msg("dashboard written")
 	return b.Ledger.SaveDashboard(context.WithoutCancel(ctx), repo.String(), d, expired)
+}
+
+// maxOwnedFiles bounds the test files whose owners one refresh names: the
+// most recently seen first (CODEOWNERS is read once; a file it does not
+// cover costs a call for its last committer, cached).
+const maxOwnedFiles = 20
+
+// owners names the owners of the listed tests' files; a file GitHub did
+// not answer for is left unnamed.
+func owners(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, tests []runs.FlakyTest) map[string]runs.Owners {
+	out, tried := map[string]runs.Owners{}, map[string]bool{}
+	for _, t := range tests {
+		path, _, _ := strings.Cut(t.Test(), ":")
+		if tried[path] {
+			continue
+		}
+		if len(tried) == maxOwnedFiles {
+			break
+		}
+		tried[path] = true
+		o, err := flaky.OwnersOf(ctx, b, gh, repo, path)
+		if err != nil {
+			zerolog.Ctx(ctx).Warn().Err(err).Str("path", path).Msg("could not read a test file's owners; the dashboard does not name them")
+			continue
+		}
+		out[path] = o
+	}
+	return out
 }

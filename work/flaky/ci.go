@@ -102,6 +102,7 @@ func ReportCI(ctx context.Context, b *work.Env, gh github.Client, sig CISignal, 
 			entry.Name, entry.Module = publish.Line(f.Test, 200), publish.Line(f.Module, 200)
 			entry.Seed = l.Report.Runs[f.Invocation].Seed
 			entry.Excerpt = f.Message
+			entry.Owners = ownersOrNone(ctx, b, gh, sig.Subject.Repo, ref.Path)
 			entries = append(entries, entry)
 		}
 	}

@@ -7,19 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/pitcrew/pitcrew/codeowners"
 	"github.com/pitcrew/pitcrew/internal/github"
-	"github.com/pitcrew/pitcrew/publish"
+	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work"
 )
 
-// Owners are whom pitcrew names for a test file: its owners in the
-// repository's CODEOWNERS at the default branch, or, when no line names
-// any, whoever changed it last (named, never pinged).
-type Owners struct {
-	Listed        []string // @user, @org/team or an email, as CODEOWNERS writes them
-	LastCommitter string
-}
+// Owners are whom pitcrew names for a test file (runs.Owners).
+type Owners = runs.Owners
 
 // ownersTTL is how long a repository's CODEOWNERS, and a file's last
 // committer, are reused: like the configuration.
@@ -75,36 +72,9 @@ func codeownersOf(ctx context.Context, b *work.Env, gh github.Client, repo githu
 	return codeowners.Parse(text), b.Ledger.Cache(ctx, name, enc, ownersTTL)
 }
 
-// Named is the owners as a line names them: CODEOWNERS' owners as code
-// (ping them with Mentions), or the last committer, never pinged; "" when
-// there is neither.
-func (o Owners) Named() string {
-	switch {
-	case len(o.Listed) > 0:
-		return "owners: " + publish.CodeList(o.Listed)
-	case o.LastCommitter != "":
-		return "no CODEOWNERS line names its owners; last changed by " + publish.Code(o.LastCommitter, 100)
-	}
-	return ""
-}
-
-// Mentions is the CODEOWNERS owners as mentions that notify them (@user,
-// @org/team; emails as code); "" without any.
-func (o Owners) Mentions() string {
-	var out []string
-	for _, owner := range o.Listed {
-		if strings.HasPrefix(owner, "@") {
-			out = append(out, owner) // codeowners.Parse keeps only well-formed names
-		} else {
-			out = append(out, publish.Code(owner, 200))
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// Reviewers are the users and team slugs a review is asked of: the
-// CODEOWNERS owners that are accounts.
-func (o Owners) Reviewers(repo github.Repo) (users, teams []string) {
+// Reviewers are the users and team slugs a review is asked of: o's
+// CODEOWNERS owners that are accounts (teams of the repository's owner).
+func Reviewers(o Owners, repo github.Repo) (users, teams []string) {
 	for _, owner := range o.Listed {
 		switch org, slug, team := codeowners.Team(owner); {
 		case team && strings.EqualFold(org, repo.Owner):
@@ -114,4 +84,20 @@ func (o Owners) Reviewers(repo github.Repo) (users, teams []string) {
 		}
 	}
 	return users, teams
+}
+
+// ownersOrNone is OwnersOf for what only names owners: nil (nothing named)
+// when GitHub did not answer, logged, so that naming them never holds up
+// what the signal does.
+func ownersOrNone(ctx context.Context, b *work.Env, gh github.Client, repoName, path string) *Owners {
+	repo, err := github.ParseRepo(repoName)
+	if err != nil {
+		return nil
+	}
+	o, err := OwnersOf(ctx, b, gh, repo, path)
+	if err != nil {
+		zerolog.Ctx(ctx).Warn().Err(err).Str("path", path).Msg("could not read the test file's owners; they are not named")
+		return nil
+	}
+	return &o
 }

@@ -58,5 +58,8 @@ func TrackingBody(e runs.Entry, commit string) string {
 	if e.Seed != nil {
 		b += fmt.Sprintf(" with seed `%d`", *e.Seed)
 	}
+	if owners := publish.OwnersMentioned(e.Owners); owners != "" {
+		b += "\n- " + owners
+	}
 	return b + "\n\nThe fix run's progress is in pitcrew's comment below and in the `" + publish.CheckRunName + "` check run of each commit.\n"
 }

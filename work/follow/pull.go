@@ -72,7 +72,10 @@ func Pull(ctx context.Context, b *work.Env, gh github.Client, run runs.Run) (run
 			}
 		}
 	}
-	return readLocked(ctx, b, gh, locked, n, news)
+	if run, err = readLocked(ctx, b, gh, locked, n, news); err != nil {
+		return run, err
+	}
+	return askOwners(ctx, b, gh, run)
 }
 
 // handOver tells the run that followed pull request number before that a
