@@ -18,7 +18,7 @@ func TestParseRepoConfig(t *testing.T) {
 		t.Fatalf("partial file: %+v %v", cfg, err)
 	}
 	for _, bad := range []struct{ file, want string }{
-		{"flaky:\n  lable: x\n", "line 2: flaky.lable: unknown key (the keys of flaky are: enabled, label, verify_runs, cooldown, track_issues, in_job_retries, dashboard, verify, verify_runs_max, verify_daily_limit, siblings)"},
+		{"flaky:\n  lable: x\n", "line 2: flaky.lable: unknown key (the keys of flaky are: enabled, label, verify_runs, cooldown, track_issues, in_job_retries, dashboard, verify, verify_runs_max, verify_daily_limit, siblings, rerun_known, rerun_daily_limit, quarantine_days)"},
 		{"flaky:\n  verify_runs: many\n", `line 2: flaky.verify_runs: "many" is not a number (a whole number of runs of the fixed test, 1 to 500, default 50)`},
 		{"flaky:\n  verify_runs: 0\n", "line 2: flaky.verify_runs must be between 1 and 500"},
 		{"flaky:\n  cooldown: forever\n", `line 2: flaky.cooldown: "forever" is not a duration (a duration such as 90m or 24h, 0s to 720h, default 24h)`},

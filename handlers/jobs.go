@@ -83,7 +83,7 @@ type EventHandler interface {
 
 // EventHandlers are the handlers of GitHub events, one per file.
 func EventHandlers(base Base) []EventHandler {
-	return []EventHandler{&IssueLabeled{base}, &DashboardTick{base}, &WorkflowRun{base}, &VerifyRun{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base}, &IssueComment{base},
+	return []EventHandler{&IssueLabeled{base}, &DashboardTick{base}, &WorkflowRun{base}, &VerifyRun{base}, &KnownFlakes{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base}, &IssueComment{base},
 		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,15 +13,13 @@ import (
 
 	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/github"
+	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work/flaky"
 	"github.com/pitcrew/pitcrew/work/follow"
 )
-
-// maxLogBytes bounds one job log read; the parser streams it.
-const maxLogBytes = 256 << 20
 
 // maxRetriedJobs bounds the green jobs whose annotations (and then log)
 // are read for in-job retries in one workflow run.
@@ -105,7 +102,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 	if !proceed {
 		return err
 	}
-	read := &jobLogs{gh: gh, repo: ev.Repo, reports: map[int64]exunit.Report{}}
+	read := flaky.NewJobLogs(gh, ev.Repo)
 	var logs []flaky.CILog
 	if flaky.Of(cfg).InJobRetries {
 		if logs, err = inJobRetryLogs(ctx, gh, read, ev); err != nil {
@@ -136,7 +133,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 // A failure is a candidate only when the passing attempt's job of the
 // same name ran the test and passed it; the others are set aside with
 // the reason.
-func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]flaky.CILog, error) {
+func rerunLogs(ctx context.Context, gh github.Client, read *flaky.JobLogs, ev RerunPassed) ([]flaky.CILog, error) {
 	passingJobs, err := gh.Jobs(ctx, ev.Repo, ev.RunID, ev.Attempt)
 	if err != nil {
 		return nil, err
@@ -151,7 +148,7 @@ func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPas
 			if job.Conclusion != "failure" {
 				continue
 			}
-			rep, err := read.report(ctx, job.ID)
+			rep, err := read.Report(ctx, job.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -159,7 +156,7 @@ func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPas
 			if len(rep.Flaky()) > 0 {
 				var pass exunit.Report // empty when the passing attempt has no such successful job
 				if i := slices.IndexFunc(passingJobs, func(j github.CIJob) bool { return j.Name == job.Name && j.Conclusion == "success" }); i >= 0 {
-					if pass, err = read.report(ctx, passingJobs[i].ID); err != nil {
+					if pass, err = read.Report(ctx, passingJobs[i].ID); err != nil {
 						return nil, err
 					}
 				}
@@ -175,7 +172,7 @@ func rerunLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPas
 // their tests failed: a successful check run carrying an ExUnit failure
 // annotation (setup-beam's problem matcher makes one per failure). Only
 // their logs are read; a suite without such a check run costs one call.
-func inJobRetryLogs(ctx context.Context, gh github.Client, read *jobLogs, ev RerunPassed) ([]flaky.CILog, error) {
+func inJobRetryLogs(ctx context.Context, gh github.Client, read *flaky.JobLogs, ev RerunPassed) ([]flaky.CILog, error) {
 	if ev.CheckSuiteID <= 0 {
 		return nil, nil
 	}
@@ -197,7 +194,7 @@ func inJobRetryLogs(ctx context.Context, gh github.Client, read *jobLogs, ev Rer
 		if !slices.ContainsFunc(annotations, isExUnitFailure) {
 			continue
 		}
-		rep, err := read.report(ctx, c.ID) // a workflow job's check run has the job's id
+		rep, err := read.Report(ctx, c.ID) // a workflow job's check run has the job's id
 		if err != nil {
 			return nil, err
 		}
@@ -215,28 +212,62 @@ func isExUnitFailure(a github.Annotation) bool {
 	return a.Level == "failure" && err == nil
 }
 
-// jobLogs reads each job's log at most once per delivery: a passing job
-// can be both a re-run's passing attempt and an in-job retry.
-type jobLogs struct {
-	gh      github.Client
-	repo    github.Repo
-	reports map[int64]exunit.Report
+// KnownFlakes re-runs, once, the failed jobs of a workflow run that only
+// known flaky tests failed (flaky.rerun_known), so that a known flake does
+// not block a pull request, and says why in a check run otherwise.
+type KnownFlakes struct{ Base }
+
+// Handles implements githubapp.EventHandler.
+func (h *KnownFlakes) Handles() []string { return []string{"workflow_run"} }
+
+// ParseRunFailed reads a workflow_run event; ok is false unless it is a
+// completed attempt that failed, for an installation, on a commit that may
+// be the repository's own, of a workflow other than pitcrew's
+// verification.
+func ParseRunFailed(payload []byte) (ev flaky.RunFailed, origin flaky.CommitOrigin, ok bool, err error) {
+	var raw gogithub.WorkflowRunEvent
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return ev, origin, false, fmt.Errorf("decoding workflow_run event: %w", err)
+	}
+	run := raw.GetWorkflowRun()
+	if run == nil || IsVerifyWorkflow(run) {
+		return ev, origin, false, nil
+	}
+	origin = flaky.CommitOrigin{RepoID: raw.GetRepo().GetID(), RepoFullName: raw.GetRepo().GetFullName(), HeadRepo: run.GetHeadRepository().GetFullName(),
+		HeadBranch: run.GetHeadBranch(), PullHeadRepoIDs: pullHeadRepoIDs(run.PullRequests)}
+	if raw.GetAction() != "completed" || run.GetConclusion() != "failure" || run.GetRunAttempt() < 1 || origin.Ownership() == flaky.NotOurs ||
+		raw.GetInstallation().GetID() <= 0 || run.GetID() <= 0 || !github.ValidSHA(run.GetHeadSHA()) {
+		return ev, origin, false, nil
+	}
+	repo, err := github.ParseRepo(raw.GetRepo().GetFullName())
+	if err != nil {
+		return ev, origin, false, err
+	}
+	return flaky.RunFailed{InstallationID: raw.GetInstallation().GetID(), Repo: repo, RunID: run.GetID(), Attempt: run.GetRunAttempt(),
+		HeadSHA: run.GetHeadSHA(), Workflow: run.GetName(), URL: publish.SafeURL(run.GetHTMLURL())}, origin, true, nil
 }
 
-func (l *jobLogs) report(ctx context.Context, jobID int64) (exunit.Report, error) {
-	if rep, ok := l.reports[jobID]; ok {
-		return rep, nil
-	}
-	body, err := l.gh.JobLog(ctx, l.repo, jobID)
+// Handle implements githubapp.EventHandler.
+func (h *KnownFlakes) Handle(ctx context.Context, _, _ string, payload []byte) error {
+	ev, origin, ok, err := ParseRunFailed(payload)
 	if err != nil {
-		return exunit.Report{}, err
+		return queue.Permanent(err)
 	}
-	defer body.Close()
-	rep, err := exunit.ParseLog(io.LimitReader(body, maxLogBytes))
-	if err == nil {
-		l.reports[jobID] = rep
+	if !ok {
+		return nil
 	}
-	return rep, err
+	gh, err := h.Clients.Installation(ev.InstallationID)
+	if err != nil {
+		return err
+	}
+	cfg, proceed, err := h.JobConfig(ctx, gh, ev.Repo, func(c repoconfig.Config) bool { return flaky.Enabled(c) && flaky.Of(c).RerunKnown })
+	if !proceed {
+		return err
+	}
+	if ours, err := flaky.IsOurs(ctx, gh, ev.Repo, origin, ev.HeadSHA); !ours {
+		return err
+	}
+	return flaky.RerunKnown(ctx, &h.Base, gh, ev, cfg)
 }
 
 // VerifyRun follows the runs of pitcrew's verification workflow

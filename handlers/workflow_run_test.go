@@ -94,3 +94,30 @@ func TestAPassedCheckWithoutItsSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestParseRunFailed(t *testing.T) {
+	ev, _, ok, err := ParseRunFailed(testenv.RunFailedEvent(t, 201, 1, testenv.HeadSHA))
+	if err != nil || !ok || ev.RunID != 201 || ev.Attempt != 1 || ev.HeadSHA != testenv.HeadSHA || ev.InstallationID <= 0 {
+		t.Fatalf("%+v %v %v", ev, ok, err)
+	}
+	for name, payload := range map[string][]byte{
+		"a run that passed":  testenv.RerunPassedEvent(t, 7, testenv.HeadSHA),
+		"a verification run": testenv.VerifyRunEvent(t, 77, "0123456789abcdef0123456789abcdef", "before", "completed", "failure"),
+		"a fork's commit":    []byte(strings.Replace(string(testenv.RunFailedEvent(t, 201, 1, testenv.HeadSHA)), `"head_repository":{"full_name":"hexpm/hexpm"}`, `"head_repository":{"full_name":"mallory/hexpm"}`, 1)),
+		"a bad head_sha":     testenv.RunFailedEvent(t, 201, 1, "not-a-sha"),
+	} {
+		if _, _, ok, _ := ParseRunFailed(payload); ok {
+			t.Errorf("%s read as a failed run to look at", name)
+		}
+	}
+}
+
+func FuzzParseRunFailed(f *testing.F) {
+	f.Add(testenv.RunFailedEvent(f, 201, 1, testenv.HeadSHA))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		ev, _, ok, _ := ParseRunFailed(payload)
+		if ok && (ev.Attempt < 1 || ev.RunID <= 0 || !github.ValidSHA(ev.HeadSHA) || ev.InstallationID <= 0) {
+			t.Fatalf("accepted %+v", ev)
+		}
+	})
+}

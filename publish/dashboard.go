@@ -35,6 +35,9 @@ type DashboardView struct {
 	Predicted []runs.Predicted
 	// Owners are the test files' owners, by path (those looked up).
 	Owners map[string]runs.Owners
+	// OutOfQuarantine are the tests whose quarantine expired, with when:
+	// their CI failures are no longer re-run (flaky.quarantine_days).
+	OutOfQuarantine map[string]time.Time
 }
 
 // dashboardBudget keeps the body well under GitHub's 65,536 characters:
@@ -99,6 +102,9 @@ func RenderDashboard(v DashboardView) string {
 		item := dashboardItem(t)
 		if o, ok := v.Owners[strings.SplitN(t.Test(), ":", 2)[0]]; ok && OwnersNamed(&o) != "" {
 			item += "  - " + OwnersNamed(&o) + ".\n"
+		}
+		if at, ok := v.OutOfQuarantine[t.Key]; ok {
+			item += "  - ⏳ Out of quarantine since " + day(at) + ": its CI failures are no longer re-run; tick the box to start a fix run, which quarantines it again.\n"
 		}
 		if p, ok := predicted[t.Key]; ok {
 			item += "  - " + predictedLine(v.Repo, p) + "\n"

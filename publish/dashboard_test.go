@@ -182,3 +182,18 @@ func TestAPredictedTestHasARowUntilItIsSeen(t *testing.T) {
 		t.Errorf("ticks %v", ids)
 	}
 }
+
+// A test's row names its file's owners and says when its quarantine ran
+// out, so a maintainer can tick it back in.
+func TestADashboardRowNamesOwnersAndAnExpiredQuarantine(t *testing.T) {
+	seen := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	test := runs.FlakyTest{Key: "flaky:hexpm/hexpm:test/a_test.exs:3", Sighting: runs.Sighting{Count: 2, FirstSeen: seen, LastSeen: seen}}
+	body := RenderDashboard(DashboardView{Repo: "hexpm/hexpm", Tests: []runs.FlakyTest{test}, Total: 1,
+		Owners:          map[string]runs.Owners{"test/a_test.exs": {Listed: []string{"@hexpm/core"}}},
+		OutOfQuarantine: map[string]time.Time{test.Key: seen.Add(14 * 24 * time.Hour)}})
+	for _, want := range []string{"  - Owners: `@hexpm/core`.\n", "  - ⏳ Out of quarantine since 15 Nov 2026: its CI failures are no longer re-run"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %q:\n%s", want, body)
+		}
+	}
+}

@@ -35,3 +35,9 @@ func (l *Ledger) FirstRefusal(ctx context.Context, repo string, number int, logi
 	key := fmt.Sprintf("%srefused:%s#%d:%s", l.prefix, strings.ToLower(repo), number, strings.ToLower(login))
 	return l.rdb.SetNX(ctx, key, 1, 24*time.Hour).Result()
 }
+
+// FirstTime reports whether name was not recorded in the last ttl, and
+// records it: once across replicas and redeliveries.
+func (l *Ledger) FirstTime(ctx context.Context, name string, ttl time.Duration) (bool, error) {
+	return l.rdb.SetNX(ctx, l.prefix+"once:"+name, 1, ttl).Result()
+}

@@ -70,3 +70,17 @@ func (l *Ledger) IssuesOpened(ctx context.Context, repo string) (int, error) {
 	}
 	return n, err
 }
+
+func (l *Ledger) rerunsKey(repo string) string {
+	return l.prefix + "known-flake-reruns:" + strings.ToLower(repo) + ":" + l.now().UTC().Format("2006-01-02")
+}
+
+// ReserveRerun takes one of repo's dailyCap re-runs of jobs that only
+// known flaky tests failed, for today; false when the cap is reached.
+func (l *Ledger) ReserveRerun(ctx context.Context, repo string, dailyCap int) (bool, error) {
+	res, err := l.reserveDaily(ctx, l.rerunsKey(repo), dailyCap)
+	if err != nil {
+		return false, fmt.Errorf("runs: reserve a re-run in %s: %w", repo, err)
+	}
+	return res == IssueReserved, nil
+}

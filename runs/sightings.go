@@ -161,11 +161,14 @@ func (t FlakyTest) Recent(now time.Time, n int) []int64 {
 }
 
 // flakyTestsScript reads the most recently seen tests of a repository's
-// index with their sightings and current run, in one round trip.
+// index (or, with ARGV[3], the keys after it) with their sightings and
+// current run, in one round trip.
 var flakyTestsScript = redis.NewScript(`
 local p = ARGV[2]
 local out = {redis.call('ZCARD', KEYS[1])}
-for _, k in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)) do
+local keys
+if ARGV[3] then keys = {unpack(ARGV, 3)} else keys = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1) end
+for _, k in ipairs(keys) do
   local base = p .. 'seen:' .. k
   local id = redis.call('GET', p .. 'key:' .. k) or ''
   local run = {'', ''}
@@ -178,7 +181,25 @@ return out
 // FlakyTests reads the limit most recently seen tests of repo, and how
 // many the index holds in all.
 func (l *Ledger) FlakyTests(ctx context.Context, repo string, limit int) ([]FlakyTest, int, error) {
-	res, err := flakyTestsScript.Run(ctx, l.rdb, []string{l.flakyTestsKey(repo)}, limit, l.prefix).Slice()
+	return l.flakyTests(ctx, repo, limit)
+}
+
+// KnownFlaky reads the tests of repo that keys name and that pitcrew has
+// seen flaking (in the last 90 days), with their current run.
+func (l *Ledger) KnownFlaky(ctx context.Context, repo string, keys []string) ([]FlakyTest, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	tests, _, err := l.flakyTests(ctx, repo, 0, keys...)
+	return tests, err
+}
+
+func (l *Ledger) flakyTests(ctx context.Context, repo string, limit int, keys ...string) ([]FlakyTest, int, error) {
+	args := []any{limit, l.prefix}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	res, err := flakyTestsScript.Run(ctx, l.rdb, []string{l.flakyTestsKey(repo)}, args...).Slice()
 	if err != nil {
 		return nil, 0, err
 	}

@@ -50,6 +50,7 @@ GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs
 GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs
 POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches
 GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs
+POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs
 GET /repos/{owner}/{repo}/tarball/{ref}
 GET /repos/{owner}/{repo}/pulls/{pull_number}
 GET /repos/{owner}/{repo}/pulls/{pull_number}/files

@@ -32,7 +32,7 @@ func TestCheckConfigSaysWhatIsWrongInTheFilesOwnWords(t *testing.T) {
 			stdout: []string{good + ": ok;", "daily_limit: 5\n", "    verify_runs: 80\n", "    cooldown: 24h0m0s\n", "sentry:\n"}},
 		{name: "each problem by line, key and what is allowed", args: []string{bad}, code: 1,
 			stdout: []string{bad + ": 2 problems\n",
-				"line 2: flaky.enabeld: unknown key (the keys of flaky are: enabled, label, verify_runs, cooldown, track_issues, in_job_retries, dashboard, verify, verify_runs_max, verify_daily_limit, siblings)\n",
+				"line 2: flaky.enabeld: unknown key (the keys of flaky are: enabled, label, verify_runs, cooldown, track_issues, in_job_retries, dashboard, verify, verify_runs_max, verify_daily_limit, siblings, rerun_known, rerun_daily_limit, quarantine_days)\n",
 				`line 3: flaky.verify_runs: "five" is not a number (a whole number of runs of the fixed test, 1 to 500, default 50)` + "\n"}},
 		{name: "standard input for -", args: []string{"-"}, stdin: "daily_limit: five\n", code: 1,
 			stdout: []string{"standard input: 1 problem\n", `line 1: daily_limit: "five" is not a number (a whole number of runs per day, all jobs together, 0 to 1000, default 5)`}},

@@ -22,6 +22,9 @@ type Workflows interface {
 	// WorkflowRuns lists the runs of the workflow file created at or after
 	// since, newest first (the first 100).
 	WorkflowRuns(ctx context.Context, repo Repo, file string, since time.Time) ([]WorkflowRun, error)
+	// RerunFailedJobs re-runs the failed jobs of a workflow run (and the
+	// jobs that depend on them), as a new attempt.
+	RerunFailedJobs(ctx context.Context, repo Repo, runID int64) error
 }
 
 // WorkflowRun is one run of a workflow: its title (the run-name the
@@ -71,4 +74,11 @@ func (g *restGitHub) WorkflowRuns(ctx context.Context, repo Repo, file string, s
 			HeadBranch: r.GetHeadBranch(), Event: r.GetEvent()})
 	}
 	return out, nil
+}
+
+func (g *restGitHub) RerunFailedJobs(ctx context.Context, repo Repo, runID int64) error {
+	if _, err := g.c.Actions.RerunFailedJobsByID(ctx, repo.Owner, repo.Name, runID); err != nil {
+		return fmt.Errorf("re-running the failed jobs of run %d: %w", runID, err)
+	}
+	return nil
 }

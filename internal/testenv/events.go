@@ -148,6 +148,16 @@ func WorkflowRunEvent(t T, runID int64, attempt int, suite int64, sha string) []
 	})
 }
 
+// RunFailedEvent is WorkflowRunEvent for an attempt that failed.
+func RunFailedEvent(t T, runID int64, attempt int, sha string) []byte {
+	return Event(t, "workflow_run.completed.json", func(ev map[string]any) {
+		run := ev["workflow_run"].(map[string]any)
+		run["id"], run["run_attempt"], run["conclusion"], run["status"], run["head_sha"], run["name"] = runID, attempt, "failure", "completed", sha, "CI"
+		run["head_repository"] = map[string]any{"full_name": "hexpm/hexpm"}
+		run["html_url"] = fmt.Sprintf("https://github.com/hexpm/hexpm/actions/runs/%d", runID)
+	})
+}
+
 // VerifyRunEvent is a workflow_run event of pitcrew's verification
 // workflow: the run of one side (phase before or after) of the
 // verification nonce, in action (requested, in_progress or completed).

@@ -84,6 +84,7 @@ type GitHub struct {
 	dispatches   []map[string]any    // workflow dispatches: the body, and "workflow"
 	committers   map[string]string   // "owner/repo:path" → its last committer
 	reviewAsks   []map[string]any    // review requests: the body, and "number"
+	reruns       []int64             // workflow runs whose failed jobs were re-run
 	workflowRuns []map[string]any    // what listing a workflow's runs answers
 	// ManifestCode is the code GitHub's manifest flow hands the user back
 	// with; AppKeyPEM is the private key its conversion returns.
@@ -169,6 +170,13 @@ func (g *GitHub) SetCommitter(repo, path, login string) {
 		g.committers = map[string]string{}
 	}
 	g.committers[repo+":"+path] = login
+}
+
+// Reruns are the workflow runs whose failed jobs were re-run.
+func (g *GitHub) Reruns() []int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]int64(nil), g.reruns...)
 }
 
 // ReviewRequests are the reviews asked of the fake: each body (reviewers,
@@ -888,6 +896,10 @@ func (g *GitHub) handle(op string, p map[string]string, body []byte, r *http.Req
 		d["workflow"] = p["workflow_id"]
 		g.dispatches = append(g.dispatches, d)
 		return http.StatusNoContent, nil
+	case "POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs":
+		id, _ := strconv.ParseInt(p["run_id"], 10, 64)
+		g.reruns = append(g.reruns, id)
+		return 201, map[string]any{}
 	case "POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":
 		var d map[string]any
 		_ = json.Unmarshal(body, &d)

@@ -48,7 +48,8 @@ func Refresh(ctx context.Context, b *work.Env, repoName string, inst int64) erro
 	if err != nil {
 		return err
 	}
-	if _, on, err := b.JobConfig(ctx, gh, repo, On); !on {
+	cfg, on, err := b.JobConfig(ctx, gh, repo, On)
+	if !on {
 		return err
 	}
 	unlock, err := b.Ledger.Lock(ctx, runs.DashboardLock(repo.String()), time.Minute, 2*time.Minute)
@@ -77,7 +78,7 @@ func Refresh(ctx context.Context, b *work.Env, repoName string, inst int64) erro
 		note = ""
 	}
 	body := publish.RenderDashboard(publish.DashboardView{Repo: repo.String(), Tests: tests, Total: total, Note: note, Predicted: predicted,
-		Owners: owners(ctx, b, gh, repo, tests)})
+		Owners: owners(ctx, b, gh, repo, tests), OutOfQuarantine: outOfQuarantine(tests, cfg, b.Time())})
 	sum := sha256.Sum256([]byte(body))
 	digest := hex.EncodeToString(sum[:16])
 	if d.Issue != 0 && d.Digest == digest {
@@ -134,6 +135,22 @@ func owners(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo
 			continue
 		}
 		out[path] = o
+	}
+	return out
+}
+
+// outOfQuarantine are the listed tests whose quarantine expired before
+// their fix merged (none when known flakes are not re-run).
+func outOfQuarantine(tests []runs.FlakyTest, cfg repoconfig.Config, now time.Time) map[string]time.Time {
+	f := flaky.Of(cfg)
+	if !f.RerunKnown {
+		return nil
+	}
+	out := map[string]time.Time{}
+	for _, t := range tests {
+		if end, expired := flaky.QuarantineExpired(t, now, f.QuarantineDays); expired {
+			out[t.Key] = end
+		}
 	}
 	return out
 }

@@ -63,6 +63,12 @@ type Config struct {
 	// Siblings scans the default branch's tests for those that share a
 	// fix's cause, shown on its evidence check run and the dashboard.
 	Siblings bool `yaml:"siblings"`
+	// RerunKnown re-runs, once, the failed jobs of a workflow run that
+	// only known flaky tests failed, at most RerunDailyLimit a day; a test
+	// stays known QuarantineDays after its fix run started.
+	RerunKnown      bool `yaml:"rerun_known"`
+	RerunDailyLimit int  `yaml:"rerun_daily_limit" doc:"a whole number of re-runs a day, 1 to 100"`
+	QuarantineDays  int  `yaml:"quarantine_days" doc:"a whole number of days, 1 to 90"`
 }
 
 // The ways of verifying a fix (Config.Verify): a separate session, or the
@@ -77,7 +83,7 @@ var Section = repoconfig.Section[Config]{
 	Key: "flaky",
 	Defaults: func() Config {
 		return Config{Enabled: true, Label: DefaultLabel, VerifyRuns: 50, Cooldown: 24 * time.Hour, InJobRetries: true, Verify: VerifyIndependent,
-			VerifyRunsMax: 100, VerifyDailyLimit: 10, Dashboard: true, Siblings: true}
+			VerifyRunsMax: 100, VerifyDailyLimit: 10, Dashboard: true, Siblings: true, RerunKnown: true, RerunDailyLimit: 10, QuarantineDays: 14}
 	},
 	Check: func(f Config) error {
 		switch {
@@ -93,6 +99,10 @@ var Section = repoconfig.Section[Config]{
 			return errors.New("flaky.verify_runs_max must be between 1 and 500")
 		case f.VerifyDailyLimit < 1 || f.VerifyDailyLimit > 100:
 			return errors.New("flaky.verify_daily_limit must be between 1 and 100")
+		case f.RerunDailyLimit < 1 || f.RerunDailyLimit > 100:
+			return errors.New("flaky.rerun_daily_limit must be between 1 and 100")
+		case f.QuarantineDays < 1 || f.QuarantineDays > 90:
+			return errors.New("flaky.quarantine_days must be between 1 and 90")
 		}
 		return nil
 	},

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -172,7 +171,7 @@ func dispatchRefused(err error) string {
 		return "the workflow is missing: add .github/workflows/" + CIWorkflowFile + " to the default branch (`pitcrew ci-workflow` prints it), then `/pitcrew retry`"
 	case errors.Is(err, github.ErrWorkflowRefused):
 		return "GitHub would not start .github/workflows/" + CIWorkflowFile + " (" + publish.Text(err.Error(), 300) + "); `pitcrew ci-workflow` prints the workflow pitcrew expects"
-	case github.StatusOf(err) == http.StatusForbidden && !rateLimited(err):
+	case github.StatusOf(err) == 403 && !rateLimited(err):
 		return "GitHub refused to start the workflow (403): the app needs the `actions: write` permission; accept it in the installation's settings, then `/pitcrew retry`"
 	}
 	return ""

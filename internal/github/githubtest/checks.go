@@ -178,3 +178,11 @@ type ReviewRequest struct {
 	Number       int
 	Users, Teams []string
 }
+
+// RerunFailedJobs implements github.Workflows.
+func (f *Fake) RerunFailedJobs(_ context.Context, _ github.Repo, runID int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Reruns = append(f.Reruns, runID)
+	return nil
+}

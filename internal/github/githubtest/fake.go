@@ -62,6 +62,8 @@ type Fake struct {
 	// reviews asked.
 	Committers     map[string]string
 	ReviewRequests []ReviewRequest
+	// Reruns are the workflow runs whose failed jobs were re-run.
+	Reruns []int64
 
 	// Pulls are the pull requests the fake knows, and their diffs.
 	Pulls map[int]github.PullRequest
