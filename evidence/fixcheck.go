@@ -23,6 +23,9 @@ type FixCheck struct {
 	AfterRuns   int `json:"after_runs"`
 	AfterFailed int `json:"after_failed"`
 	Needed      int `json:"needed"`
+	// Polluter is what the log shows of the polluting pair the fix's
+	// answer named; nil when it named none.
+	Polluter *PolluterCheck `json:"polluter,omitempty"`
 	// InCI says the runs were the team's own CI's (CheckCI), BaseRuns and
 	// BaseFailed what it counted on the base.
 	InCI       bool `json:"in_ci,omitempty"`

@@ -24,6 +24,11 @@ const (
 	PhaseAfter  Phase = "after"  // the test, on the fix
 	PhaseFile   Phase = "file"   // the test's whole file, on the fix
 	PhaseSuite  Phase = "suite"  // the whole suite, on the fix
+	// A polluting pair, checked by the verification: the pair on the
+	// unfixed code, the test alone there, the pair on the fix.
+	PhasePairBase Phase = "pair_base"
+	PhaseAlone    Phase = "alone"
+	PhasePairHead Phase = "pair_head"
 )
 
 // Bounds on what a run log keeps.
@@ -62,7 +67,7 @@ func (m Measured) Phase(p Phase) PhaseCount {
 }
 
 // marker is the line a run log puts before each command's raw output.
-var marker = regexp.MustCompile(`^=== pitcrew run phase=([a-z]+) cmd="(.*)"\s*$`)
+var marker = regexp.MustCompile(`^=== pitcrew run phase=([a-z_]+) cmd="(.*)"\s*$`)
 
 // ParseRunLog reads a run log: marker lines, each followed by the raw
 // output of the command it names, read with the ExUnit reader as it
@@ -111,7 +116,7 @@ func ParseRunLog(r io.Reader) (Measured, error) {
 
 func (m *Measured) add(p Phase, rep exunit.Report) {
 	switch p {
-	case PhaseBefore, PhaseAfter, PhaseFile, PhaseSuite:
+	case PhaseBefore, PhaseAfter, PhaseFile, PhaseSuite, PhasePairBase, PhaseAlone, PhasePairHead:
 	default:
 		m.Unmarked += len(rep.Runs)
 		return

@@ -118,3 +118,20 @@ func TestVerifyRegression(t *testing.T) {
 		}
 	}
 }
+
+// The polluting pair a fix names is proven only when the pair fails on
+// the base every time, the test alone never does, and the pair passes on
+// the head (testdata/runlogs/make.sh).
+func TestCheckPolluterOnRealMixTestOutput(t *testing.T) {
+	proven := CheckPolluter(readRunLog(t, "verify_polluter.log"), "test/racy_b_test.exs:25", "the :mode key of Application env")
+	if !proven.Proven || proven.BaseFailed != 3 || proven.BaseRuns != 3 || proven.AloneRuns != 2 || proven.AloneFailed != 0 || proven.HeadRuns != 3 || proven.HeadFailed != 0 {
+		t.Fatalf("%+v", proven)
+	}
+	alone := CheckPolluter(readRunLog(t, "verify_polluter_alone_fails.log"), "test/racy_b_test.exs:25", "")
+	if alone.Proven || alone.Why != "the test alone failed 2 of 2 times: it fails without the polluter" {
+		t.Fatalf("%+v", alone)
+	}
+	if none := CheckPolluter(readRunLog(t, "verify_agrees.log"), "test/racy_b_test.exs:25", ""); none.Proven || none.Why != "the log shows no run of the pair on the base" {
+		t.Fatalf("%+v", none)
+	}
+}

@@ -52,7 +52,7 @@ func TestHostileTextIsNeutralisedInEveryRenderer(t *testing.T) {
 		seed := int64(7)
 		flakyEntry := runs.Entry{About: "test/x_test.exs:3", RunID: "r1", Relation: runs.ClaimNew, Name: publish.Line(h, 200), Module: publish.Line(h, 200),
 			Seed: &seed, Excerpt: strings.Split(h, "\n"), Sightings: 2}
-		result := &prompts.Result{Outcome: prompts.OutcomeNotFixed, Cause: oneLineCause(t, h), Dependency: oneLineCause(t, h)}
+		result := &prompts.Result{Outcome: prompts.OutcomeNotFixed, Cause: oneLineCause(t, h), Dependency: oneLineCause(t, h), Polluter: &prompts.Polluter{Test: "test/b_test.exs:4", Seed: 1, Shares: oneLineCause(t, h)}}
 		done := runs.Run{ID: "r1", State: runs.Completed, Result: result, SessionURL: "https://sandbox.example/s/1"}
 		failed := runs.Run{ID: "r1", State: runs.Failed, Error: "the sandbox could not report on the session (" + publish.Text(h, 200) + ")"}
 		_, rejected := exunit.ExtractTestRefs("see test/" + strings.ReplaceAll(h, " ", "") + "_test.exs:1 and test/a b_test.exs:1")

@@ -117,6 +117,10 @@ type VerifyInput struct {
 	Test       exunit.TestRef
 	Seed       int64
 	Runs       int
+	// Polluter is the test the fix's answer says pollutes Test with
+	// PolluterSeed (nil: none), whose pair the verification checks.
+	Polluter     *exunit.TestRef
+	PolluterSeed int64
 }
 
 func (in VerifyInput) fields() (any, error) {
@@ -131,8 +135,15 @@ func (in VerifyInput) fields() (any, error) {
 	if _, err := exunit.ParseTestRef(in.Test.String()); err != nil {
 		return nil, fmt.Errorf("prompts: invalid test reference: %w", err)
 	}
-	return map[string]any{"Repo": in.Repo, "PR": in.PR, "Base": in.Base, "Head": in.Head,
-		"Test": in.Test.String(), "Path": in.Test.Path, "Seed": in.Seed, "Runs": in.Runs}, nil
+	fields := map[string]any{"Repo": in.Repo, "PR": in.PR, "Base": in.Base, "Head": in.Head,
+		"Test": in.Test.String(), "Path": in.Test.Path, "Seed": in.Seed, "Runs": in.Runs, "Polluter": "", "PolluterSeed": in.PolluterSeed}
+	if in.Polluter != nil {
+		if _, err := exunit.ParseTestRef(in.Polluter.String()); err != nil || in.PolluterSeed < 0 {
+			return nil, fmt.Errorf("prompts: invalid polluter")
+		}
+		fields["Polluter"] = in.Polluter.String()
+	}
+	return fields, nil
 }
 
 // MigrationInput is everything the slow-query prompt may contain.

@@ -227,3 +227,33 @@ func TestVerifyPromptChecksOutBaseAndHeadAndChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// The flaky prompt asks for the polluting pair and the modern loop; the
+// verification checks the pair the fix names, with its seed.
+func TestThePollutingPairIsAskedForAndChecked(t *testing.T) {
+	ref := exunit.TestRef{Path: "test/a_test.exs", Line: 12}
+	p, err := Render("flaky", FlakyInput{Repo: "hexpm/hexpm", Test: ref, VerifyRuns: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mix test --repeat-until-failure N", "mix test POLLUTER_test.exs:LINE test/a_test.exs:12 --seed S", `"polluter": {"test": "test/other_test.exs:40"`} {
+		if !strings.Contains(p, want) {
+			t.Errorf("flaky prompt lacks %q", want)
+		}
+	}
+	polluter := exunit.TestRef{Path: "test/b_test.exs", Line: 40}
+	in := VerifyInput{Repo: "hexpm/hexpm", PR: 7, Base: strings.Repeat("a", 40), Head: strings.Repeat("b", 40), Test: ref, Seed: 8, Runs: 50, Polluter: &polluter, PolluterSeed: 4242}
+	v, err := Render("verify", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`mix test test/b_test.exs:40 test/a_test.exs:12 --seed 4242` 5 times (phase `pair_base`)", "`mix test test/a_test.exs:12 --seed 4242`, 5 times (phase\n   `alone`)", "the pair 50 times (phase\n   `pair_head`)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("verify prompt lacks %q:\n%s", want, v)
+		}
+	}
+	in.Polluter = nil
+	if v, _ = Render("verify", in); strings.Contains(v, "pair_base") {
+		t.Error("a verification with no polluter checks a pair")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pitcrew/pitcrew/exunit"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 )
 
@@ -32,6 +33,18 @@ type Result struct {
 	FailuresAfter  *int    `json:"failures_after,omitempty"`
 	Runs           *int    `json:"runs,omitempty"`
 	Dependency     string  `json:"dependency,omitempty"` // what to check when the cause is outside the code
+	// Polluter is the test that makes this one fail when they run
+	// together, as the agent claims it (nil when it names none).
+	Polluter *Polluter `json:"polluter,omitempty"`
+}
+
+// Polluter is another test that pollutes the flaky one: the smallest pair
+// that fails is it and the flaky test, with Seed; Shares is what they
+// share (one line: an Application env key, a named process, ...).
+type Polluter struct {
+	Test   string `json:"test"` // file:line
+	Seed   int64  `json:"seed"`
+	Shares string `json:"shares,omitempty"`
 }
 
 // ErrNoResultBlock means the answer did not end with a JSON block.
@@ -62,6 +75,11 @@ func ParseResult(answer string) (Result, error) {
 		FailuresAfter  *float64 `json:"failures_after"`
 		Runs           *float64 `json:"runs"`
 		Dependency     *string  `json:"dependency"`
+		Polluter       *struct {
+			Test   string   `json:"test"`
+			Seed   *float64 `json:"seed"`
+			Shares string   `json:"shares"`
+		} `json:"polluter"`
 	}
 	if err := json.Unmarshal([]byte(blocks[len(blocks)-1][1]), &raw); err != nil {
 		return Result{}, fmt.Errorf("result block is not valid JSON: %w", err)
@@ -89,6 +107,17 @@ func ParseResult(answer string) (Result, error) {
 	var err error
 	if r.Seed, err = count64("seed", raw.Seed); err != nil {
 		return Result{}, err
+	}
+	if p := raw.Polluter; p != nil && p.Test != "" {
+		ref, err := exunit.ParseTestRef(p.Test)
+		if err != nil {
+			return Result{}, fmt.Errorf("result block's polluter is not a test file:line")
+		}
+		seed, err := count64("polluter.seed", p.Seed)
+		if err != nil || seed == nil {
+			return Result{}, fmt.Errorf("result block's polluter names no seed")
+		}
+		r.Polluter = &Polluter{Test: ref.String(), Seed: *seed, Shares: oneLine(p.Shares, 200)}
 	}
 	for _, f := range []struct {
 		name string

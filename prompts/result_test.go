@@ -82,3 +82,20 @@ func FuzzParseResult(f *testing.F) {
 		}
 	})
 }
+
+// A polluter the answer names is a test file:line with the seed of the
+// failing pair; anything else is refused.
+func TestTheAnswersPolluter(t *testing.T) {
+	r, err := ParseResult("```json\n" + `{"outcome": "fixed", "polluter": {"test": "test/b_test.exs:40", "seed": 7, "shares": "the :cdn_url\nkey"}}` + "\n```")
+	if err != nil || r.Polluter == nil || *r.Polluter != (Polluter{Test: "test/b_test.exs:40", Seed: 7, Shares: "the :cdn_url key"}) {
+		t.Fatalf("%+v %v", r.Polluter, err)
+	}
+	for _, bad := range []string{`{"test": "lib/b.ex; rm", "seed": 7}`, `{"test": "test/b_test.exs:40"}`, `{"test": "test/b_test.exs:40", "seed": -1}`} {
+		if _, err := ParseResult("```json\n{\"outcome\": \"fixed\", \"polluter\": " + bad + "}\n```"); err == nil {
+			t.Errorf("accepted polluter %s", bad)
+		}
+	}
+	if r, err := ParseResult("```json\n{\"outcome\": \"fixed\", \"polluter\": null}\n```"); err != nil || r.Polluter != nil {
+		t.Fatalf("%+v %v", r.Polluter, err)
+	}
+}

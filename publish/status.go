@@ -157,6 +157,9 @@ func describeResult(r runs.Run, link string) string {
 	if res.Cause != "" {
 		b.WriteString("\n  - Cause: " + Text(res.Cause, prompts.MaxCauseLen))
 	}
+	if line := polluterLine(r); line != "" {
+		b.WriteString("\n  - " + line)
+	}
 	if res.Seed != nil {
 		fmt.Fprintf(&b, "\n  - Failing seed: `%d`", *res.Seed)
 	}

@@ -95,6 +95,9 @@ func VerifiedEvidence(out github.CheckOutput, v *runs.Verify) github.CheckOutput
 		for _, pr := range v.Result.Problems {
 			b.WriteString("- " + pr + "\n")
 		}
+		if c := v.Result.Polluter; c != nil {
+			b.WriteString("- The pair the fix names, " + Code(c.Test, 300) + " then the test: " + polluterWords(c) + "\n")
+		}
 		switch v.Result.Verdict {
 		case evidence.VerdictClean:
 			out.Title += " · verified"

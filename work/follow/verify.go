@@ -49,6 +49,9 @@ type verifyData struct {
 	CheckRunID int64  `json:"check_run_id"` // the evidence check run of Head
 	Seed       int64  `json:"seed"`
 	Runs       int    `json:"runs"`
+	// Polluter is the pair the fix's answer names, which the session
+	// checks too (nil: none).
+	Polluter *prompts.Polluter `json:"polluter,omitempty"`
 }
 
 // VerifyPending reports whether a fix's pull request has a checked head
@@ -110,12 +113,18 @@ func startVerify(ctx context.Context, b *work.Env, repo github.Repo, fix runs.Ru
 	default:
 		d := verifyData{FixRun: fix.ID, PR: p.Number, Head: p.Checked, CheckRunID: p.CheckRunID, Seed: seed,
 			Runs: evidence.NeededRuns(fix.Measured, flaky.Of(cfg).VerifyRuns)}
+		input := prompts.VerifyInput{Repo: fix.Repo, PR: p.Number, Base: p.Base, Head: p.Checked, Test: ref, Seed: seed, Runs: d.Runs}
+		if fix.Result != nil && fix.Result.Polluter != nil {
+			if pref, err := exunit.ParseTestRef(fix.Result.Polluter.Test); err == nil {
+				d.Polluter, input.Polluter, input.PolluterSeed = fix.Result.Polluter, &pref, fix.Result.Polluter.Seed
+			}
+		}
 		data, _ := json.Marshal(d)
 		entry, started, err := b.Runs.Start(ctx, runs.Request{
 			Run: runs.Run{Key: VerifyKey(repo, p.Number, p.Checked), Kind: kindVerify, InstallationID: fix.InstallationID, Repo: fix.Repo,
 				Origin: fix.Origin, About: fix.About, Data: data, Delivery: "verify-of:" + fix.ID},
 			Cooldown: runs.Retention, DailyLimit: cfg.DailyLimit, LastAttempt: queue.LastAttempt(ctx),
-			Input: prompts.VerifyInput{Repo: fix.Repo, PR: p.Number, Base: p.Base, Head: p.Checked, Test: ref, Seed: seed, Runs: d.Runs},
+			Input: input,
 		})
 		if err != nil {
 			return v, err
@@ -166,6 +175,10 @@ func verification(run runs.Run, d verifyData) runs.Verify {
 		v.Note = "the verification session failed: " + run.Error
 	}
 	result := evidence.CheckFix(run.Measured, d.Seed, d.Runs)
+	if p := d.Polluter; p != nil {
+		pc := evidence.CheckPolluter(run.Measured, p.Test, p.Shares)
+		result.Polluter = &pc
+	}
 	v.Result = &result
 	return v
 }
