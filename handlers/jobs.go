@@ -2,7 +2,7 @@
 // means: one file per event or source, plus the job list (this file). A
 // handler parses, decides and makes one call (Runs.Start, Publish.Status,
 // or a step of work/...); the wiring that carries deliveries to it is
-// internal/server.
+// app.
 package handlers
 
 import (

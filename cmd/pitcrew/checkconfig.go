@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/app"
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 )
 
@@ -53,7 +53,7 @@ func checkConfigCommand(args []string, stdin io.Reader, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "pitcrew check-config: %s is larger than 1 MB, more than pitcrew reads\n", shown)
 		return 1
 	}
-	schema := handlers.ConfigSchema()
+	schema := app.ConfigSchema()
 	cfg, err := schema.Parse(content)
 	var problems repoconfig.Problems
 	if errors.As(err, &problems) {

@@ -16,8 +16,8 @@ import (
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/pitcrew/pitcrew/app"
 	"github.com/pitcrew/pitcrew/internal/github"
-	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
@@ -82,7 +82,7 @@ func replay(configFile, event string, payload []byte, dry bool, stdout io.Writer
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	got, err := server.Replay(ctx, server.Options{ClientCreator: cc, Redis: rdb, Sandbox: sb, AppSlug: "pitcrew"},
+	got, err := app.Replay(ctx, app.Options{ClientCreator: cc, Redis: rdb, Sandbox: sb, AppSlug: "pitcrew"},
 		event, fmt.Sprintf("replay-%d", time.Now().UnixNano()), payload, dry)
 	out := map[string]any{"event": event, "dry_run": dry, "actions": got.Actions}
 	if len(got.Why) > 0 {

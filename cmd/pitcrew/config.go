@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"gopkg.in/yaml.v3"
 
-	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/app"
 	"github.com/pitcrew/pitcrew/sandbox"
 )
 
@@ -53,7 +53,7 @@ type Config struct {
 	RushWebhookSecret string
 
 	// sources holds the variables of the outside alert sources (Datadog,
-	// Sentry), which each source declares (handlers.SourceEnvKeys).
+	// Sentry), which each source declares (app.SourceEnvKeys).
 	sources map[string]*string
 
 	// Operations (durations as Go parses them: "90s", "5m", "72h").
@@ -216,7 +216,7 @@ func (c Config) MissingGitHubApp() bool {
 func (c *Config) fields() map[string]*string {
 	if c.sources == nil {
 		c.sources = map[string]*string{}
-		for _, k := range handlers.SourceEnvKeys() {
+		for _, k := range app.SourceEnvKeys() {
 			c.sources[k] = new(string)
 		}
 	}

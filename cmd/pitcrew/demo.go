@@ -26,8 +26,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/pitcrew/pitcrew/app"
 	"github.com/pitcrew/pitcrew/internal/github"
-	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -96,7 +96,7 @@ type demo struct {
 	out       io.Writer
 	gh        *testenv.GitHub
 	sandbox   *testenv.Sandbox
-	app       *server.App
+	pitcrew   *app.App
 	url       string
 	logs      *demoLogs
 	ended     map[string]bool // the sessions the demo ended
@@ -181,7 +181,7 @@ func startDemo(n *narrator, out io.Writer) (d *demo, err error) {
 	if err != nil {
 		return d, err
 	}
-	d.app, err = server.NewApp(server.Options{
+	d.pitcrew, err = app.NewApp(app.Options{
 		WebhookSecret: demoWebhookSecret, RushWebhookSecret: demoRushSecret, AppSlug: "pitcrew",
 		ClientCreator: githubapp.NewClientCreator(d.gh.URL+"/", d.gh.URL+"/api/graphql", 1, testenv.AppKeyPEM(n),
 			githubapp.WithTransport(&github.RetryTransport{BaseDelay: time.Millisecond})),
@@ -199,14 +199,14 @@ func startDemo(n *narrator, out io.Writer) (d *demo, err error) {
 	if err != nil {
 		return d, err
 	}
-	srv := &http.Server{Handler: d.app.Handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: d.pitcrew.Handler, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(l)
 	n.Cleanup(func() { srv.Close() })
 	d.url = "http://" + l.Addr().String()
-	if err := d.app.StartWorker(); err != nil {
+	if err := d.pitcrew.StartWorker(); err != nil {
 		return d, err
 	}
-	n.Cleanup(d.app.Shutdown)
+	n.Cleanup(d.pitcrew.Shutdown)
 	return d, nil
 }
 

@@ -23,9 +23,8 @@ import (
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/rs/zerolog"
 
-	"github.com/pitcrew/pitcrew/handlers"
+	"github.com/pitcrew/pitcrew/app"
 	"github.com/pitcrew/pitcrew/internal/relay"
-	"github.com/pitcrew/pitcrew/internal/server"
 	"github.com/pitcrew/pitcrew/internal/weburl"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/sandbox"
@@ -165,7 +164,7 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 		return nil, nil, err
 	}
 	env := cfg.SourceEnv()
-	for key, route := range handlers.SourceSecretEnvKeys() {
+	for key, route := range app.SourceSecretEnvKeys() {
 		if env[key] == "" {
 			log.Warn().Msgf("%s is unset: %s refuses every request", key, route)
 		}
@@ -178,7 +177,7 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 	if err != nil || workers < 0 {
 		return nil, nil, errors.New("PITCREW_WORKERS must be 0 (take webhooks only) or more")
 	}
-	app, err := server.NewApp(server.Options{
+	pitcrew, err := app.NewApp(app.Options{
 		WebhookSecret: cfg.WebhookSecret, RushWebhookSecret: cfg.RushWebhookSecret, AppSlug: slug,
 		ClientCreator: cc, Redis: rdb, Sandbox: sb, Logger: log, Concurrency: workers,
 		SourceEnv:  env,
@@ -189,12 +188,12 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanups = append(cleanups, app.Shutdown)
+	cleanups = append(cleanups, pitcrew.Shutdown)
 	if cfg.WebhookProxyURL != "" {
 		// GitHub posts to the relay channel; pitcrew reads it itself.
 		relayCtx, stopRelay := context.WithCancel(ctx)
 		go func() {
-			r := &relay.Relay{URL: cfg.WebhookProxyURL, Intake: app.Handler, Path: "/api/github/hook", Log: log.With().Str("component", "relay").Logger()}
+			r := &relay.Relay{URL: cfg.WebhookProxyURL, Intake: pitcrew.Handler, Path: "/api/github/hook", Log: log.With().Str("component", "relay").Logger()}
 			if err := r.Run(relayCtx); err != nil {
 				log.Error().Err(err).Msg("stopped reading the webhook relay channel (PITCREW_WEBHOOK_PROXY_URL)")
 			}
@@ -202,13 +201,13 @@ func startApp(ctx context.Context, cfg Config, log zerolog.Logger) (handler http
 		cleanups = append(cleanups, stopRelay)
 	}
 	if workers > 0 {
-		if err := app.StartWorker(); err != nil {
+		if err := pitcrew.StartWorker(); err != nil {
 			return nil, nil, err
 		}
 	} else {
 		log.Info().Msg("PITCREW_WORKERS=0: this replica takes webhooks only; other replicas do the work")
 	}
-	return app.Handler, undo, nil
+	return pitcrew.Handler, undo, nil
 }
 
 // swapHandler lets the server switch from the setup pages to the app

@@ -24,7 +24,7 @@ var transport = []string{"net/http", "github.com/hibiken/asynq", "github.com/red
 var forbidden = map[string][]string{
 	// a handler parses, decides and makes one call; carrying is the wiring's part
 	// (go-github stays: its event types are how handlers read payloads)
-	module + "/handlers": append([]string{module + "/sandbox", module + "/internal/server", module + "/internal/ops", module + "/cmd/pitcrew"}, without(transport, "github.com/google/go-github/v66/github")...),
+	module + "/handlers": append([]string{module + "/sandbox", module + "/app", module + "/app/ops", module + "/cmd/pitcrew"}, without(transport, "github.com/google/go-github/v66/github")...),
 	module + "/prompts":  without(pipeline, module+"/prompts"),
 	module + "/sandbox":  without(pipeline, module+"/sandbox"),
 	module + "/publish":  append([]string{module + "/handlers", module + "/sandbox", module + "/cmd/pitcrew"}, transport...),
@@ -49,7 +49,7 @@ var forbidden = map[string][]string{
 	// the hooks store requests; deciding what they mean is the handlers' part
 	module + "/hook": {module + "/handlers", module + "/publish", module + "/prompts", module + "/cmd/pitcrew"},
 	// periodic work re-asks GitHub and re-reads sessions; it decides nothing a handler decides
-	module + "/internal/ops": {module + "/handlers", module + "/publish", module + "/prompts", module + "/sandbox", module + "/cmd/pitcrew"},
+	module + "/app/ops": {module + "/handlers", module + "/publish", module + "/prompts", module + "/sandbox", module + "/cmd/pitcrew"},
 	// the queue carries tasks; it knows no stage that makes or takes them
 	module + "/queue": append([]string{}, pipeline...),
 	// the GitHub client knows nothing of pitcrew's pipeline
@@ -58,12 +58,14 @@ var forbidden = map[string][]string{
 	module + "/internal/repoconfig": append(append([]string{}, pipeline...), transport...),
 }
 
-var stepRule = append([]string{module + "/handlers", module + "/sandbox", module + "/internal/server", module + "/internal/ops", module + "/cmd/pitcrew"}, transport...)
+var stepRule = append([]string{module + "/handlers", module + "/sandbox", module + "/app", module + "/app/ops", module + "/cmd/pitcrew"}, transport...)
 
-// onlyFrom lists packages that only the wiring may import.
+// onlyFrom lists packages that only the wiring (app), or only the
+// commands, may import.
 var onlyFrom = map[string][]string{
-	module + "/handlers":        {module + "/cmd/pitcrew", module + "/internal/server"},
-	module + "/internal/server": {module + "/cmd/pitcrew"},
+	module + "/handlers": {module + "/app"},
+	module + "/app":      {module + "/cmd/pitcrew"},
+	module + "/app/ops":  {module + "/app"},
 }
 
 func TestImportsFollowTheLayout(t *testing.T) {

@@ -26,12 +26,9 @@ const ownersTTL = 5 * time.Minute
 // costs one to three contents calls a repository every five minutes, the
 // last committer one call a file.
 func OwnersOf(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, path string) (Owners, error) {
-	file, err := codeownersOf(ctx, b, gh, repo)
-	if err != nil {
-		return Owners{}, err
-	}
-	if listed := file.Owners(path); len(listed) > 0 {
-		return Owners{Listed: listed}, nil
+	listed, err := ListedOwners(ctx, b, gh, repo, path)
+	if err != nil || len(listed) > 0 {
+		return Owners{Listed: listed}, err
 	}
 	name := "committer:" + strings.ToLower(repo.String()) + ":" + path
 	cached, hit, err := b.Ledger.Cached(ctx, name)
@@ -43,6 +40,13 @@ func OwnersOf(ctx context.Context, b *work.Env, gh github.Client, repo github.Re
 		return Owners{}, err
 	}
 	return Owners{LastCommitter: login}, b.Ledger.Cache(ctx, name, []byte(login), ownersTTL)
+}
+
+// ListedOwners are the owners CODEOWNERS names for path, none without a
+// line for it (or a file).
+func ListedOwners(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo, path string) ([]string, error) {
+	file, err := codeownersOf(ctx, b, gh, repo)
+	return file.Owners(path), err
 }
 
 // codeownersOf reads the repository's CODEOWNERS where GitHub looks for

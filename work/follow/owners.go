@@ -28,11 +28,11 @@ func askOwners(ctx context.Context, b *work.Env, gh github.Client, run runs.Run)
 	if err != nil || rerr != nil {
 		return run, nil
 	}
-	owners, err := flaky.OwnersOf(ctx, b, gh, repo, ref.Path)
+	listed, err := flaky.ListedOwners(ctx, b, gh, repo, ref.Path)
 	if err != nil {
 		return run, err
 	}
-	if users, teams := flaky.Reviewers(owners, repo); len(users)+len(teams) > 0 {
+	if users, teams := flaky.Reviewers(flaky.Owners{Listed: listed}, repo); len(users)+len(teams) > 0 {
 		err = gh.RequestReviewers(ctx, repo, p.Number, users, teams)
 		if status := github.StatusOf(err); status == 422 || status == 403 || errors.Is(err, github.ErrPullGone) {
 			zerolog.Ctx(ctx).Warn().Err(err).Msg("GitHub refused the review request of the test file's owners; not asked again")
