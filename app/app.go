@@ -57,7 +57,7 @@ type Options struct {
 	// page); StatusToken protects the status page.
 	EmbeddedRedis bool
 	StatusToken   string
-	// MaxRunAge: see Base. StaleAfter: see Reconciler. Schedule: how often
+	// MaxRunAge: see work.Env. StaleAfter: see Reconciler. Schedule: how often
 	// the periodic tasks run. SweepLookBack: how far back the delivery
 	// sweeper reads (default 3 days).
 	MaxRunAge, StaleAfter, SweepLookBack time.Duration
@@ -123,7 +123,7 @@ func NewApp(o Options) (*App, error) {
 	if o.DashboardEvery <= 0 {
 		o.DashboardEvery = 15 * time.Second
 	}
-	base := handlers.NewBase(handlers.Base{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
+	base := handlers.NewEnv(work.Env{Clients: github.NewClients(o.ClientCreator), Ledger: ledger, Sandbox: o.Sandbox, Metrics: counters, AppSlug: o.AppSlug,
 		MaxRunAge: o.MaxRunAge, Dashboards: &dashboards{queue: tasks, every: o.DashboardEvery}, Deadlines: ciDeadlines{tasks}, CIStartWithin: o.CIStartWithin, CIRunWithin: o.CIRunWithin})
 
 	worker := NewDeliveryWorker(o.Redis, ledger, handlers.EventHandlers(base)...)
@@ -140,7 +140,7 @@ func NewApp(o Options) (*App, error) {
 	})
 	mux.Handle(queue.TaskGitHubDelivery, worker)
 	mux.Handle(queue.TaskGitHubDeliveryJSON, worker)
-	refresher := &handlers.SessionRefresher{Base: base}
+	refresher := &handlers.SessionRefresher{Env: base}
 	mux.HandleFunc(queue.TaskSessionRefresh, func(ctx context.Context, t *asynq.Task) error {
 		task, err := queue.DecodeRefresh(t.Payload())
 		if err != nil {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/pitcrew/pitcrew/handlers"
 	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
 )
 
@@ -24,7 +24,7 @@ func (d ciDeadlines) ScheduleCIDeadline(ctx context.Context, dl queue.CIDeadline
 }
 
 // ciDeadline handles a TaskCIDeadline.
-func ciDeadline(base *handlers.Base) asynq.HandlerFunc {
+func ciDeadline(base *work.Env) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) error {
 		d, err := queue.DecodeCIDeadline(t.Payload())
 		if err != nil {

@@ -46,7 +46,7 @@ type Replayed struct {
 func Replay(ctx context.Context, o Options, event, deliveryID string, payload []byte, dryRun bool) (Replayed, error) {
 	rec := &recorder{dry: dryRun}
 	ledger := runs.NewLedger(o.Redis)
-	base := handlers.NewBase(handlers.Base{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
+	base := handlers.NewEnv(work.Env{Clients: &recordingClients{Clients: github.NewClients(o.ClientCreator), rec: rec}, Ledger: ledger,
 		Sandbox: &recordingSandbox{Sandbox: o.Sandbox, rec: rec}, Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: o.AppSlug})
 	var said decisions
 	// Debug: the handlers say at that level why they ignore a delivery.

@@ -53,13 +53,13 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 			if c.installed {
 				gh.Installation = testenv.Installation
 			}
-			sb := &startedSessions{}
+			sb := &testenv.Sessions{}
 			b := ruleBase(t, gh, sb)
 			if err := c.source.Handle(context.Background(), &b, work.SourceSettings{Repos: c.repos}, c.body); err != nil {
 				t.Fatal(err)
 			}
-			if len(sb.prompts) != c.sessions {
-				t.Errorf("%d sessions, want %d", len(sb.prompts), c.sessions)
+			if len(sb.Prompts) != c.sessions {
+				t.Errorf("%d sessions, want %d", len(sb.Prompts), c.sessions)
 			}
 			switch {
 			case c.issueTitle == "" && len(gh.WritesSoFar()) != 0:
@@ -73,7 +73,7 @@ func TestWhenAnAlertStartsWork(t *testing.T) {
 
 func TestARepeatedAlertWritesNothingForAWhileThenRestoresItsComment(t *testing.T) {
 	gh := &githubtest.Fake{Installation: testenv.Installation}
-	b := ruleBase(t, gh, &startedSessions{})
+	b := ruleBase(t, gh, &testenv.Sessions{})
 	set := work.SourceSettings{Repos: map[string]string{"hexpm-web": "hexpm/hexpm"}}
 	body := testenv.SentrySample(t, "event_alert_phoenix.json")
 	alert := func() {

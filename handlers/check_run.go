@@ -15,6 +15,7 @@ import (
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
@@ -22,7 +23,7 @@ import (
 // GitHub Actions: a check run that passed on a commit where an earlier run
 // of the same name failed is a rerun that passed; the failed run's output
 // is its log.
-type CheckRun struct{ Base }
+type CheckRun struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *CheckRun) Handles() []string { return []string{"check_run"} }
@@ -123,7 +124,7 @@ func (h *CheckRun) Handle(ctx context.Context, _, deliveryID string, payload []b
 		logs = append(logs, l)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "check_run:" + strconv.FormatInt(ev.ID, 10)}
-	return flaky.ReportCI(ctx, &h.Base, gh, flaky.CISignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: flaky.CIWhat("check", ev.Name), URL: ev.URL}, logs, cfg)
+	return flaky.ReportCI(ctx, &h.Env, gh, flaky.CISignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: flaky.CIWhat("check", ev.Name), URL: ev.URL}, logs, cfg)
 }
 
 func pullHeadRepoIDs(prs []*gogithub.PullRequest) []int64 {

@@ -10,12 +10,13 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // CheckSuite records the CI's verdict on the head of a pull request an
 // agent opened: one check suite per CI app.
-type CheckSuite struct{ Base }
+type CheckSuite struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *CheckSuite) Handles() []string { return []string{"check_suite"} }
@@ -75,7 +76,7 @@ func (h *CheckSuite) Handle(ctx context.Context, _, _ string, payload []byte) er
 		return err
 	}
 	for _, n := range ev.Pulls {
-		err := follow.Update(ctx, &h.Base, gh, ev.Repo, n, follow.News{Apply: func(p *runs.Pull) {
+		err := follow.Update(ctx, &h.Env, gh, ev.Repo, n, follow.News{Apply: func(p *runs.Pull) {
 			_, known := p.Suites[ev.Suite]
 			// A suite of an older head says nothing of this one.
 			if p.Head == ev.HeadSHA && (known || len(p.Suites) < runs.MaxSuites) {

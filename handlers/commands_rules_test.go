@@ -13,6 +13,7 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
 )
 
@@ -67,7 +68,7 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 			if c.pull != nil {
 				gh.Pulls[12] = *c.pull
 			}
-			sb := &startedSessions{}
+			sb := &testenv.Sessions{}
 			b := ruleBase(t, gh, sb)
 			ctx := context.Background()
 			if c.setup != none {
@@ -78,7 +79,7 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 					endRuns(t, b)
 				}
 			}
-			before, started := len(gh.WritesSoFar()), len(sb.prompts)
+			before, started := len(gh.WritesSoFar()), len(sb.Prompts)
 			h := &IssueComment{b}
 			comment := testenv.CommentEvent(t, c.sender, 12, 777, c.body, c.onPull)
 			if c.association != "" {
@@ -89,7 +90,7 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got := len(sb.prompts) - started; got != c.sessions {
+			if got := len(sb.Prompts) - started; got != c.sessions {
 				t.Errorf("%d sessions, want %d", got, c.sessions)
 			}
 			var writes []string
@@ -121,7 +122,7 @@ func TestWhatACommandInACommentDoes(t *testing.T) {
 // A reader is told once a day per issue, however many commands they write.
 func TestAReaderIsToldOnce(t *testing.T) {
 	gh := &githubtest.Fake{Permissions: map[string]string{}}
-	h := &IssueComment{ruleBase(t, gh, &startedSessions{})}
+	h := &IssueComment{Env: ruleBase(t, gh, &testenv.Sessions{})}
 	for id := int64(1); id <= 5; id++ {
 		if err := h.Handle(context.Background(), "issue_comment", testenv.DeliveryID(), testenv.CommentEvent(t, "mallory", 12, id, "/pitcrew retry", false)); err != nil {
 			t.Fatal(err)
@@ -133,7 +134,7 @@ func TestAReaderIsToldOnce(t *testing.T) {
 }
 
 // endRuns ends every started run of the ledger as a completed one.
-func endRuns(t *testing.T, b Base) {
+func endRuns(t *testing.T, b work.Env) {
 	t.Helper()
 	ctx := context.Background()
 	ids, err := b.Ledger.StartedBefore(ctx, time.Now().Add(time.Hour), 100)

@@ -42,15 +42,15 @@ func (r *refreshes) take() int {
 }
 
 // dashboardBase is a rule base whose dashboard refreshes are recorded.
-func dashboardBase(t *testing.T, gh *githubtest.Fake, sb work.Sandbox) (Base, *refreshes) {
+func dashboardBase(t *testing.T, gh *githubtest.Fake, sb work.Sandbox) (work.Env, *refreshes) {
 	r := &refreshes{}
 	b := ruleBase(t, gh, sb)
 	b.Dashboards = r
-	return NewBase(b), r
+	return NewEnv(b), r
 }
 
 // refresh runs the refresh the queue would run, if one was asked for.
-func refresh(t *testing.T, b Base, r *refreshes) {
+func refresh(t *testing.T, b work.Env, r *refreshes) {
 	t.Helper()
 	if r.take() == 0 {
 		return
@@ -78,7 +78,7 @@ const (
 // sightings and its run, and is written again only when that changes.
 func TestTheDashboardOpensAtTheFirstSignalAndIsEditedOnlyWhenItChanges(t *testing.T) {
 	gh := &githubtest.Fake{Permissions: map[string]string{"alice": "write"}}
-	sb := &startedSessions{}
+	sb := &testenv.Sessions{}
 	b, r := dashboardBase(t, gh, sb)
 	ctx := context.Background()
 	label := func(issue int) {
@@ -140,7 +140,7 @@ func TestWhatTickingADashboardBoxDoes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Permissions: map[string]string{"alice": "write", "eric": "admin"}}
-			sb := &startedSessions{}
+			sb := &testenv.Sessions{}
 			b, r := dashboardBase(t, gh, sb)
 			ctx := context.Background()
 			if err := (&IssueLabeled{b}).Handle(ctx, "issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 12, "Flaky tests", dashTestA+"\n"+dashTestB)); err != nil {
@@ -170,14 +170,14 @@ func TestWhatTickingADashboardBoxDoes(t *testing.T) {
 			if c.otherIssue {
 				n = 999
 			}
-			before, started := len(gh.WritesSoFar()), len(sb.prompts)
+			before, started := len(gh.WritesSoFar()), len(sb.Prompts)
 			for range 2 { // delivered twice: one run
 				if err := (&DashboardTick{b}).Handle(ctx, "issues", testenv.DeliveryID(), testenv.DashboardEditEvent(t, c.editor, n, ticked)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			refresh(t, b, r)
-			if got := len(sb.prompts) - started; got != c.sessions {
+			if got := len(sb.Prompts) - started; got != c.sessions {
 				t.Errorf("%d sessions, want %d", got, c.sessions)
 			}
 			writes := gh.WritesSoFar()[before:]
@@ -209,7 +209,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 			counter := &testenv.Trips{}
 			rdb.AddHook(counter)
 			gh := &githubtest.Fake{Permissions: map[string]string{"alice": "write"}}
-			base := NewBase(Base{Clients: gh.Clients(), Ledger: runs.NewLedger(rdb), Sandbox: &startedSessions{},
+			base := NewEnv(work.Env{Clients: gh.Clients(), Ledger: runs.NewLedger(rdb), Sandbox: &testenv.Sessions{},
 				Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: "pitcrew", Dashboards: &refreshes{}})
 			ctx := context.Background()
 			for i := range 50 {
@@ -242,7 +242,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 // it lists: nothing is counted, started or written.
 func TestTheFlakyLabelOnTheDashboardStartsNothing(t *testing.T) {
 	gh := &githubtest.Fake{Permissions: map[string]string{"alice": "write"}}
-	sb := &startedSessions{}
+	sb := &testenv.Sessions{}
 	b, r := dashboardBase(t, gh, sb)
 	payload := testenv.Event(t, "issues.labeled.json", func(ev map[string]any) {
 		ev["label"].(map[string]any)["name"] = "flaky"
@@ -255,7 +255,7 @@ func TestTheFlakyLabelOnTheDashboardStartsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests, total, _ := b.Ledger.FlakyTests(context.Background(), "hexpm/hexpm", 10)
-	if len(sb.prompts) != 0 || len(gh.WritesSoFar()) != 0 || total != 0 || len(tests) != 0 || r.take() != 0 {
-		t.Fatalf("%d sessions, writes %q, %d tests", len(sb.prompts), gh.WritesSoFar(), total)
+	if len(sb.Prompts) != 0 || len(gh.WritesSoFar()) != 0 || total != 0 || len(tests) != 0 || r.take() != 0 {
+		t.Fatalf("%d sessions, writes %q, %d tests", len(sb.Prompts), gh.WritesSoFar(), total)
 	}
 }

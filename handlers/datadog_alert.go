@@ -74,7 +74,7 @@ var datadogConfig = repoconfig.Section[AlertConfig]{
 // handleDatadogAlert turns a stored Datadog alert into a fix run and a
 // tracking issue: one of each per incident (the monitor's alert id and
 // cycle key).
-func handleDatadogAlert(ctx context.Context, b *Base, set work.SourceSettings, body []byte) error {
+func handleDatadogAlert(ctx context.Context, b *work.Env, set work.SourceSettings, body []byte) error {
 	a, err := alerts.Parse(body)
 	if err != nil {
 		return queue.Permanent(err)

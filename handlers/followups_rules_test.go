@@ -14,16 +14,20 @@ import (
 	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
 	"github.com/pitcrew/pitcrew/work/profiling"
+	"github.com/pitcrew/pitcrew/work/worktest"
 )
 
 // endedFixWithPull is a flaky run on issue 3 that ended naming pull
 // request 77, which pitcrew follows, after followUps follow-ups.
-func endedFixWithPull(t *testing.T, b Base, gh github.Client, followUps int) runs.Run {
+const pull77 = "https://github.com/hexpm/hexpm/pull/77"
+
+func endedFixWithPull(t *testing.T, b work.Env, gh github.Client, followUps int) runs.Run {
 	t.Helper()
-	run := endedRun(t, b, runs.KindFlaky, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_fix", func(r *runs.Run) {
-		fixedIn(pull77)(r)
+	run := worktest.EndedRun(t, b, runs.KindFlaky, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_fix", func(r *runs.Run) {
+		worktest.FixedIn(pull77)(r)
 		for i := 0; i < followUps; i++ {
 			r.FollowUps = append(r.FollowUps, runs.FollowUp{N: i + 1, Max: 3, Source: fmt.Sprintf("review:%d", i)})
 		}
@@ -65,7 +69,7 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 			gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"},
 				Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: "1111111111111111111111111111111111111111"}}, Diffs: map[int]string{77: ""},
 				ReviewNotes: map[int64][]github.ReviewComment{500: c.inline}, ReviewErrs: map[int64]error{500: c.inlineErr}}
-			sb := &startedSessions{}
+			sb := &testenv.Sessions{}
 			b := ruleBase(t, gh, sb)
 			run := endedFixWithPull(t, b, gh, c.followUps)
 			if c.live {
@@ -84,7 +88,7 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			sent := sb.messages["ses_fix"]
+			sent := sb.Messages["ses_fix"]
 			if (len(sent) == 1) != c.sent || len(sent) > 1 {
 				t.Fatalf("%d follow-ups sent, want sent=%v", len(sent), c.sent)
 			}
@@ -129,7 +133,7 @@ func TestWhatAReviewOfTheAgentsPullRequestDoes(t *testing.T) {
 func TestACommentOnTheAgentsPullRequestGoesToItsRun(t *testing.T) {
 	gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"},
 		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: "1111111111111111111111111111111111111111"}}, Diffs: map[int]string{77: ""}}
-	sb := &startedSessions{}
+	sb := &testenv.Sessions{}
 	b := ruleBase(t, gh, sb)
 	endedFixWithPull(t, b, gh, 0)
 	h := &IssueComment{b}
@@ -141,7 +145,7 @@ func TestACommentOnTheAgentsPullRequestGoesToItsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sent := sb.messages["ses_fix"]
+	sent := sb.Messages["ses_fix"]
 	if len(sent) != 1 || !strings.Contains(sent[0], `"review": "/pitcrew keep async: true and use a named ETS table per test"`) {
 		t.Fatalf("follow-ups %q", sent)
 	}
@@ -160,7 +164,7 @@ func mustJSON(s string) string {
 func TestOpenPRSendsTheProfilingSessionAFollowUp(t *testing.T) {
 	const merge = "3333333333333333333333333333333333333333"
 	gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"}}
-	sb := &startedSessions{}
+	sb := &testenv.Sessions{}
 	b := ruleBase(t, gh, sb)
 	ctx := context.Background()
 	h := &IssueComment{b}
@@ -188,7 +192,7 @@ func TestOpenPRSendsTheProfilingSessionAFollowUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sent := sb.messages[run.SessionID]
+	sent := sb.Messages[run.SessionID]
 	if len(sent) != 1 || !strings.Contains(sent[0], "references #12") || !strings.Contains(sent[0], "`"+files[0]+"`") {
 		t.Fatalf("follow-ups %q", sent)
 	}
@@ -212,7 +216,7 @@ func mustConfig(t *testing.T) repoconfig.Config {
 func TestAFollowUpSentBeforeACrashIsNotAnsweredAsRefused(t *testing.T) {
 	gh := &githubtest.Fake{Installation: testenv.Installation, Permissions: map[string]string{"alice": "write"},
 		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: "1111111111111111111111111111111111111111"}}, Diffs: map[int]string{77: ""}}
-	sb := &startedSessions{}
+	sb := &testenv.Sessions{}
 	b := ruleBase(t, gh, sb)
 	run := endedFixWithPull(t, b, gh, 0)
 	f := runs.FollowUp{Reason: "the review by `alice`", Source: "review:500"}
@@ -223,7 +227,7 @@ func TestAFollowUpSentBeforeACrashIsNotAnsweredAsRefused(t *testing.T) {
 	if refusal, err := follow.Send(context.Background(), &b, gh, hexpm, run.ID, f, "review", prompts.ReviewInput{PR: 77, Reviewer: "alice", Body: "/pitcrew x"}, true); err != nil || refusal != "" {
 		t.Fatalf("again: %q %v", refusal, err)
 	}
-	if len(sb.messages["ses_fix"]) != 1 {
-		t.Fatalf("%d messages", len(sb.messages["ses_fix"]))
+	if len(sb.Messages["ses_fix"]) != 1 {
+		t.Fatalf("%d messages", len(sb.Messages["ses_fix"]))
 	}
 }

@@ -9,12 +9,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // Installation prepares the repositories of a new installation: each gets
 // the flaky label, so users can label issues right away.
-type Installation struct{ Base }
+type Installation struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *Installation) Handles() []string { return []string{"installation"} }
@@ -31,5 +32,5 @@ func (h *Installation) Handle(ctx context.Context, _, _ string, payload []byte) 
 	if ev.GetAction() != "created" {
 		return nil
 	}
-	return flaky.CreateLabels(ctx, &h.Base, inst.GetID(), repoNames(ev.Repositories))
+	return flaky.CreateLabels(ctx, &h.Env, inst.GetID(), repoNames(ev.Repositories))
 }

@@ -9,12 +9,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/flaky"
 )
 
 // InstallationRepositories prepares repositories added to an existing
 // installation, as Installation does for a new one.
-type InstallationRepositories struct{ Base }
+type InstallationRepositories struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *InstallationRepositories) Handles() []string {
@@ -32,7 +33,7 @@ func (h *InstallationRepositories) Handle(ctx context.Context, _, _ string, payl
 	if ev.GetAction() != "added" {
 		return nil
 	}
-	return flaky.CreateLabels(ctx, &h.Base, ev.GetInstallation().GetID(), repoNames(ev.RepositoriesAdded))
+	return flaky.CreateLabels(ctx, &h.Env, ev.GetInstallation().GetID(), repoNames(ev.RepositoriesAdded))
 }
 
 // repoNames are the full names of repos.

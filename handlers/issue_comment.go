@@ -25,7 +25,7 @@ import (
 // IssueComment acts on the /pitcrew commands people write in comments on
 // issues and pull requests. A comment without one is people talking and
 // costs nothing.
-type IssueComment struct{ Base }
+type IssueComment struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *IssueComment) Handles() []string { return []string{"issue_comment"} }
@@ -138,7 +138,7 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 	subject := runs.Subject{Repo: ev.Repo.String(), Issue: ev.Issue}
 	switch cmd.Name {
 	case commands.Retry:
-		if again, err := follow.VerifyAgain(ctx, &h.Base, gh, subject, ev.OnPull); again || err != nil {
+		if again, err := follow.VerifyAgain(ctx, &h.Env, gh, subject, ev.OnPull); again || err != nil {
 			return "", err // the status comment says the verification runs again
 		}
 		return h.Retry(ctx, gh, subject, ev.InstallationID, delivery)
@@ -146,12 +146,12 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 		if !ev.OnPull {
 			return "`/pitcrew profile` profiles an open pull request's migrations before it merges; write it on that pull request.", nil
 		}
-		return profiling.PullHead(ctx, &h.Base, gh, ev.InstallationID, ev.Repo, ev.Issue, delivery)
+		return profiling.PullHead(ctx, &h.Env, gh, ev.InstallationID, ev.Repo, ev.Issue, delivery)
 	case commands.OpenPR:
 		if !ev.OnPull {
 			return "`/pitcrew open-pr` opens the change a slow-query report measured; write it on the merged pull request that got the report.", nil
 		}
-		return follow.OpenPR(ctx, &h.Base, gh, ev.Repo, ev.Issue, ev.Author, ev.ID)
+		return follow.OpenPR(ctx, &h.Env, gh, ev.Repo, ev.Issue, ev.Author, ev.ID)
 	case commands.Help:
 		return helpText(""), nil
 	}
@@ -172,7 +172,7 @@ func (h *IssueComment) act(ctx context.Context, gh github.Client, ev Comment, cm
 // that opened it, as a reviewer's data.
 func (h *IssueComment) commentFollowUp(ctx context.Context, gh github.Client, ev Comment, runID string) (string, error) {
 	f := runs.FollowUp{Reason: "the comment by " + publish.Code(ev.Author, 100), Source: fmt.Sprintf("comment:%d", ev.ID)}
-	return follow.Send(ctx, &h.Base, gh, ev.Repo, runID, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body}, true)
+	return follow.Send(ctx, &h.Env, gh, ev.Repo, runID, f, "review", prompts.ReviewInput{PR: ev.Issue, Reviewer: ev.Author, Body: ev.Body}, true)
 }
 
 // helpText is the answer to /pitcrew help, and to a command pitcrew does

@@ -26,7 +26,7 @@ import (
 // IssueLabeled starts a flaky-test fix when an issue gets the flaky label:
 // one run per test the issue names, shared with any other signal about the
 // same test, and one status comment on the issue.
-type IssueLabeled struct{ Base }
+type IssueLabeled struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *IssueLabeled) Handles() []string { return []string{"issues"} }
@@ -129,7 +129,7 @@ func (h *IssueLabeled) Handle(ctx context.Context, _, deliveryID string, payload
 		if !ownBot {
 			req.Seen = &runs.Seen{Key: flaky.Key(repo.String(), ref), Occurrence: fmt.Sprintf("issue:%d", ev.Issue), Where: weburl.Issue(repo.String(), ev.Issue)}
 		}
-		entry, justStarted, err := flaky.Claim(ctx, &h.Base, req)
+		entry, justStarted, err := flaky.Claim(ctx, &h.Env, req)
 		if errors.Is(err, runs.ErrSandboxWaiting) {
 			retry, err = cmp.Or(retry, err), nil // shown as waiting first, then tried again
 		}

@@ -16,13 +16,14 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/dashboard"
 )
 
 // DashboardTick acts on an edit of a flaky-tests dashboard: each box ticked
 // by someone with write access starts a fix run of its test; the body is
 // then rewritten from the ledger, which unticks the boxes and shows the runs.
-type DashboardTick struct{ Base }
+type DashboardTick struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *DashboardTick) Handles() []string { return []string{"issues"} }
@@ -108,7 +109,7 @@ func (h *DashboardTick) Handle(ctx context.Context, _, deliveryID string, payloa
 	}
 	note := ""
 	if len(ev.Ticks) > 0 {
-		if note, err = dashboard.StartTicked(ctx, &h.Base, ev, deliveryID); err != nil {
+		if note, err = dashboard.StartTicked(ctx, &h.Env, ev, deliveryID); err != nil {
 			return err
 		}
 	}

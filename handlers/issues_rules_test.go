@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,49 +11,14 @@ import (
 	"github.com/pitcrew/pitcrew/internal/metrics"
 	"github.com/pitcrew/pitcrew/internal/testenv"
 	"github.com/pitcrew/pitcrew/runs"
-	"github.com/pitcrew/pitcrew/sandbox"
 	"github.com/pitcrew/pitcrew/work"
 )
 
 // startedSessions is a struct fake of the sandbox: it records the
 // sessions asked for, keyed by idempotency key, as the real one dedupes.
-type startedSessions struct {
-	mu       sync.Mutex
-	prompts  map[string]string
-	messages map[string][]string // by session: the follow-ups, once per key
-	keys     map[string]bool
-}
-
-func (s *startedSessions) Message(_ context.Context, id, key, message string) (sandbox.Session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.messages == nil {
-		s.messages, s.keys = map[string][]string{}, map[string]bool{}
-	}
-	if !s.keys[key] {
-		s.keys[key] = true
-		s.messages[id] = append(s.messages[id], message)
-	}
-	return sandbox.Session{ID: id, Status: sandbox.StatusRunning}, nil
-}
-
-func (s *startedSessions) Start(_ context.Context, key, prompt, _ string, _ []string) (sandbox.Session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.prompts == nil {
-		s.prompts = map[string]string{}
-	}
-	s.prompts[key] = prompt
-	return sandbox.Session{ID: "ses_" + key, Status: sandbox.StatusRunning}, nil
-}
-func (s *startedSessions) Get(context.Context, string) (sandbox.Session, error) {
-	return sandbox.Session{}, nil
-}
-func (s *startedSessions) Download(context.Context, string) ([]byte, error) { return nil, nil }
-
-// ruleBase is a Base on the struct fakes and a private Redis database.
-func ruleBase(t *testing.T, gh *githubtest.Fake, sb work.Sandbox) Base {
-	return NewBase(Base{Clients: gh.Clients(), Ledger: runs.NewLedger(testenv.Redis(t)), Sandbox: sb,
+// ruleBase is a work.Env on the struct fakes and a private Redis database.
+func ruleBase(t *testing.T, gh *githubtest.Fake, sb work.Sandbox) work.Env {
+	return NewEnv(work.Env{Clients: gh.Clients(), Ledger: runs.NewLedger(testenv.Redis(t)), Sandbox: sb,
 		Metrics: metrics.New(prometheus.NewRegistry()), AppSlug: "pitcrew"})
 }
 
@@ -83,13 +47,13 @@ func TestWhoMayStartAFixWithALabel(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Config: c.config, Permissions: map[string]string{"alice": "write", "eric": "admin"}}
-			sb := &startedSessions{}
-			h := &IssueLabeled{ruleBase(t, gh, sb)}
+			sb := &testenv.Sessions{}
+			h := &IssueLabeled{Env: ruleBase(t, gh, sb)}
 			if err := h.Handle(context.Background(), "issues", testenv.DeliveryID(), testenv.LabeledEvent(t, c.label, c.sender, 12, "Flaky test", c.text)); err != nil {
 				t.Fatal(err)
 			}
-			if len(sb.prompts) != c.sessions {
-				t.Errorf("%d sessions, want %d", len(sb.prompts), c.sessions)
+			if len(sb.Prompts) != c.sessions {
+				t.Errorf("%d sessions, want %d", len(sb.Prompts), c.sessions)
 			}
 			switch {
 			case c.comment == "" && len(gh.WritesSoFar()) != 0:

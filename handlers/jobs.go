@@ -32,12 +32,9 @@ func mustRegister(list ...work.Job) *work.Registry {
 	return reg
 }
 
-// Base is what every handler shares (see work.Env).
-type Base = work.Env
-
-// NewBase is b with the registered jobs, and its Runs, Finish and Publish
+// NewEnv is b with the registered jobs, and its Runs, Finish and Publish
 // made to find each job there; the other fields are the caller's.
-func NewBase(b Base) Base {
+func NewEnv(b work.Env) work.Env {
 	b.Jobs = jobs
 	b = work.NewEnv(b)
 	b.Finish.Follows = func(run runs.Run) int { return follow.Next(jobs, run) }
@@ -82,7 +79,7 @@ type EventHandler interface {
 }
 
 // EventHandlers are the handlers of GitHub events, one per file.
-func EventHandlers(base Base) []EventHandler {
+func EventHandlers(base work.Env) []EventHandler {
 	return []EventHandler{&IssueLabeled{base}, &DashboardTick{base}, &WorkflowRun{base}, &VerifyRun{base}, &KnownFlakes{base}, &CheckRun{base}, &PullRequest{base}, &CheckSuite{base}, &PullRequestReview{base}, &IssueComment{base},
 		&Push{base}, &Installation{base}, &InstallationRepositories{base}}
 }

@@ -35,13 +35,13 @@ func TestProfileRefusesAPullRequestFromAFork(t *testing.T) {
 			gh := &githubtest.Fake{Permissions: map[string]string{"alice": "write"},
 				Pulls: map[int]github.PullRequest{12: {Number: 12, State: "open", HeadSHA: head, HeadRepo: c.headRepo}},
 				Files: map[int][]github.ChangedFile{12: migration}}
-			sb := &startedSessions{}
-			h := &IssueComment{ruleBase(t, gh, sb)}
+			sb := &testenv.Sessions{}
+			h := &IssueComment{Env: ruleBase(t, gh, sb)}
 			if err := h.Handle(context.Background(), "issue_comment", testenv.DeliveryID(), testenv.CommentEvent(t, "alice", 12, 777, "/pitcrew profile", true)); err != nil {
 				t.Fatal(err)
 			}
-			if len(sb.prompts) != c.sessions {
-				t.Errorf("%d sessions, want %d", len(sb.prompts), c.sessions)
+			if len(sb.Prompts) != c.sessions {
+				t.Errorf("%d sessions, want %d", len(sb.Prompts), c.sessions)
 			}
 			var replies, statuses []string
 			for _, cm := range gh.Comments {

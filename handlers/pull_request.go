@@ -12,6 +12,7 @@ import (
 	"github.com/pitcrew/pitcrew/internal/repoconfig"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
 	"github.com/pitcrew/pitcrew/work/profiling"
 )
@@ -19,7 +20,7 @@ import (
 // PullRequest follows the pull requests agents opened (a push, a close or
 // a reopen is read again), and starts a slow-query report when a merged
 // pull request changed migrations, posted on the pull request.
-type PullRequest struct{ Base }
+type PullRequest struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *PullRequest) Handles() []string { return []string{"pull_request"} }
@@ -123,7 +124,7 @@ func (h *PullRequest) Handle(ctx context.Context, _, deliveryID string, payload 
 		zerolog.Ctx(ctx).Debug().Strs("paths", profiling.Section.Of(cfg).Paths).Msg("ignoring the merge: it changed no file under the migration paths of .github/pitcrew.yml (migrations.paths)")
 		return nil
 	}
-	return profiling.Start(ctx, &h.Base, gh, profiling.Signal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
+	return profiling.Start(ctx, &h.Env, gh, profiling.Signal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
 		Commit: ev.MergeSHA, PR: ev.Number, Subject: runs.Subject{Repo: ev.Repo.String(), Issue: ev.Number}}, files, cfg)
 }
 
@@ -133,5 +134,5 @@ func (h *PullRequest) pullChanged(ctx context.Context, ev PullChange) error {
 	if err != nil {
 		return err
 	}
-	return follow.Update(ctx, &h.Base, gh, ev.Repo, ev.Number, follow.News{Reread: true})
+	return follow.Update(ctx, &h.Env, gh, ev.Repo, ev.Number, follow.News{Reread: true})
 }

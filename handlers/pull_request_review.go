@@ -12,12 +12,13 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // PullRequestReview records reviews of a pull request an agent opened:
 // each reviewer's latest approval or request for changes.
-type PullRequestReview struct{ Base }
+type PullRequestReview struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *PullRequestReview) Handles() []string { return []string{"pull_request_review"} }
@@ -81,12 +82,12 @@ func (h *PullRequestReview) Handle(ctx context.Context, _, _ string, payload []b
 	if ev.State == "commented" || ev.State == "changes_requested" {
 		// The follow-up first, unshown when a verdict follows: the
 		// verdict's edit shows both.
-		if err := follow.SendReview(ctx, &h.Base, gh, follow.Review{Repo: ev.Repo, Number: ev.Number, ID: ev.ID, Reviewer: ev.Reviewer, Body: ev.Body}, ev.State == "commented"); err != nil {
+		if err := follow.SendReview(ctx, &h.Env, gh, follow.Review{Repo: ev.Repo, Number: ev.Number, ID: ev.ID, Reviewer: ev.Reviewer, Body: ev.Body}, ev.State == "commented"); err != nil {
 			return err
 		}
 	}
 	if ev.State == "commented" {
 		return nil
 	}
-	return follow.Update(ctx, &h.Base, gh, ev.Repo, ev.Number, follow.News{Apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }})
+	return follow.Update(ctx, &h.Env, gh, ev.Repo, ev.Number, follow.News{Apply: func(p *runs.Pull) { p.AddReview(ev.Reviewer, ev.State, ev.At) }})
 }

@@ -19,7 +19,7 @@ import (
 // Push starts a slow-query report for migrations pushed straight to the
 // default branch, and posts it as a comment on the commit. Pushes that
 // come from merging a pull request are left to PullRequest.
-type Push struct{ Base }
+type Push struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *Push) Handles() []string { return []string{"push"} }
@@ -95,6 +95,6 @@ func (h *Push) Handle(ctx context.Context, _, deliveryID string, payload []byte)
 	if pr, err := gh.MergedPullFor(ctx, ev.Repo, ev.After); err != nil || pr != 0 {
 		return err // the pull request's own event reports on it
 	}
-	return profiling.Start(ctx, &h.Base, gh, profiling.Signal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
+	return profiling.Start(ctx, &h.Env, gh, profiling.Signal{InstallationID: ev.InstallationID, Delivery: deliveryID, Repo: ev.Repo,
 		Commit: ev.After, Subject: runs.Subject{Repo: ev.Repo.String(), Commit: ev.After, Source: runs.SourceCommit}}, files, cfg)
 }

@@ -71,13 +71,13 @@ func TestWhatARerunMeans(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Config: c.config}
 			c.ci(gh)
-			sb := &startedSessions{}
-			h := &WorkflowRun{ruleBase(t, gh, sb)}
+			sb := &testenv.Sessions{}
+			h := &WorkflowRun{Env: ruleBase(t, gh, sb)}
 			if err := h.Handle(context.Background(), "workflow_run", testenv.DeliveryID(), c.event); err != nil {
 				t.Fatal(err)
 			}
-			if len(sb.prompts) != c.sessions {
-				t.Errorf("%d sessions, want %d", len(sb.prompts), c.sessions)
+			if len(sb.Prompts) != c.sessions {
+				t.Errorf("%d sessions, want %d", len(sb.Prompts), c.sessions)
 			}
 			switch {
 			case c.check == "" && len(gh.Checks) != 0:

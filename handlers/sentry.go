@@ -76,7 +76,7 @@ func acceptSentry(header func(string) string, body []byte) (string, error) {
 
 // handleSentryAlert turns a stored Sentry event alert into the incident
 // of its Sentry issue.
-func handleSentryAlert(ctx context.Context, b *Base, set work.SourceSettings, body []byte) error {
+func handleSentryAlert(ctx context.Context, b *work.Env, set work.SourceSettings, body []byte) error {
 	a, err := alerts.ParseSentry(body)
 	if err != nil {
 		return queue.Permanent(err)

@@ -12,13 +12,14 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
 )
 
 // SessionRefresher reads a session from the sandbox API and, once it has
 // ended, records the outcome, follows the pull request the run opened, and
 // edits the status comment of every issue that shows the run.
-type SessionRefresher struct{ Base }
+type SessionRefresher struct{ work.Env }
 
 // Refresh works on one TaskSessionRefresh.
 func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) error {
@@ -43,11 +44,11 @@ func (h *SessionRefresher) Refresh(ctx context.Context, task queue.Refresh) erro
 			return err
 		}
 		if !run.State.Terminal() {
-			if !task.Reconcile || h.Time().Sub(run.StartedAt) <= maxRunAge(&h.Base) {
+			if !task.Reconcile || h.Time().Sub(run.StartedAt) <= maxRunAge(&h.Env) {
 				return nil
 			}
 			run, err = h.Ledger.Move(ctx, run, runs.Failed, func(r *runs.Run) {
-				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", maxRunAge(&h.Base))
+				r.Error = fmt.Sprintf("the sandbox reported no outcome within %s", maxRunAge(&h.Env))
 				r.Published, r.RecordedBy = true, taskID
 			})
 			if err != nil {
@@ -99,18 +100,18 @@ func (h *SessionRefresher) runOf(ctx context.Context, task queue.Refresh) (runs.
 // run (Job.Shown) comes last.
 func (h *SessionRefresher) show(ctx context.Context, gh github.Client, run *runs.Run) (retry, err error) {
 	if j, _ := h.Jobs.Job(run.Kind); j.Ended != nil {
-		return nil, j.Ended(ctx, &h.Base, gh, *run)
+		return nil, j.Ended(ctx, &h.Env, gh, *run)
 	}
 	var followErr error
 	if follow.Follows(h.Jobs, *run) {
-		if followed, err := follow.Pull(ctx, &h.Base, gh, *run); err != nil {
+		if followed, err := follow.Pull(ctx, &h.Env, gh, *run); err != nil {
 			followErr = fmt.Errorf("following %s: %w", run.PullRequest(), err)
 		} else {
 			*run = followed
 		}
 	}
 	if followErr == nil {
-		if verifying, err := follow.Verify(ctx, &h.Base, gh, *run); err != nil {
+		if verifying, err := follow.Verify(ctx, &h.Env, gh, *run); err != nil {
 			followErr = fmt.Errorf("verifying %s: %w", run.PullRequest(), err)
 		} else {
 			*run = verifying
@@ -120,13 +121,13 @@ func (h *SessionRefresher) show(ctx context.Context, gh github.Client, run *runs
 		return followErr, err
 	}
 	if j, _ := h.Jobs.Job(run.Kind); j.Shown != nil {
-		return followErr, j.Shown(ctx, &h.Base, gh, *run)
+		return followErr, j.Shown(ctx, &h.Env, gh, *run)
 	}
 	return followErr, nil
 }
 
 // maxRunAge is when a session that never ends is reported failed.
-func maxRunAge(b *Base) time.Duration {
+func maxRunAge(b *work.Env) time.Duration {
 	if b.MaxRunAge > 0 {
 		return b.MaxRunAge
 	}

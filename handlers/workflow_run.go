@@ -17,6 +17,7 @@ import (
 	"github.com/pitcrew/pitcrew/publish"
 	"github.com/pitcrew/pitcrew/queue"
 	"github.com/pitcrew/pitcrew/runs"
+	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/flaky"
 	"github.com/pitcrew/pitcrew/work/follow"
 )
@@ -34,7 +35,7 @@ const maxEarlierAttempts = 3
 // job logs, each failure counted only when the passing attempt ran the
 // test and passed it), or a job that retried its own tests and passed
 // (mix test || mix test --failed). It reports in a check run.
-type WorkflowRun struct{ Base }
+type WorkflowRun struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *WorkflowRun) Handles() []string { return []string{"workflow_run"} }
@@ -126,7 +127,7 @@ func (h *WorkflowRun) Handle(ctx context.Context, _, deliveryID string, payload 
 		logs = append(earlier, logs...)
 	}
 	subject := runs.Subject{Repo: ev.Repo.String(), Commit: ev.HeadSHA, Source: "workflow_run:" + strconv.FormatInt(ev.RunID, 10)}
-	return flaky.ReportCI(ctx, &h.Base, gh, flaky.CISignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: flaky.CIWhat("workflow", ev.Workflow), URL: ev.URL}, logs, cfg)
+	return flaky.ReportCI(ctx, &h.Env, gh, flaky.CISignal{InstallationID: ev.InstallationID, Delivery: deliveryID, Subject: subject, What: flaky.CIWhat("workflow", ev.Workflow), URL: ev.URL}, logs, cfg)
 }
 
 // rerunLogs reads the failed jobs of the attempts before the passing one.
@@ -215,7 +216,7 @@ func isExUnitFailure(a github.Annotation) bool {
 // KnownFlakes re-runs, once, the failed jobs of a workflow run that only
 // known flaky tests failed (flaky.rerun_known), so that a known flake does
 // not block a pull request, and says why in a check run otherwise.
-type KnownFlakes struct{ Base }
+type KnownFlakes struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *KnownFlakes) Handles() []string { return []string{"workflow_run"} }
@@ -267,13 +268,13 @@ func (h *KnownFlakes) Handle(ctx context.Context, _, _ string, payload []byte) e
 	if ours, err := flaky.IsOurs(ctx, gh, ev.Repo, origin, ev.HeadSHA); !ours {
 		return err
 	}
-	return flaky.RerunKnown(ctx, &h.Base, gh, ev, cfg)
+	return flaky.RerunKnown(ctx, &h.Env, gh, ev, cfg)
 }
 
 // VerifyRun follows the runs of pitcrew's verification workflow
 // (flaky.verify: ci): each one's start and end, for the verification its
 // title names.
-type VerifyRun struct{ Base }
+type VerifyRun struct{ work.Env }
 
 // Handles implements githubapp.EventHandler.
 func (h *VerifyRun) Handles() []string { return []string{"workflow_run"} }
@@ -332,5 +333,5 @@ func (h *VerifyRun) Handle(ctx context.Context, _, _ string, payload []byte) err
 	if err != nil {
 		return err
 	}
-	return follow.CIRunSeen(ctx, &h.Base, gh, ev.News)
+	return follow.CIRunSeen(ctx, &h.Env, gh, ev.News)
 }

@@ -25,7 +25,7 @@ var floors = [][]string{
 
 // testSupport are packages only tests (and the offline demo) use: they
 // fake what sits anywhere in the pipeline, so they sit outside its order.
-var testSupportPackages = []string{"internal/testenv", "internal/layout"}
+var testSupportPackages = []string{"internal/testenv", "internal/layout", "work/worktest"}
 
 func TestNoImportRunsBackUp(t *testing.T) {
 	floor := map[string]int{}

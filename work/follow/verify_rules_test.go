@@ -1,4 +1,4 @@
-package handlers
+package follow_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/pitcrew/pitcrew/sandbox"
 	"github.com/pitcrew/pitcrew/work"
 	"github.com/pitcrew/pitcrew/work/follow"
+	"github.com/pitcrew/pitcrew/work/worktest"
 )
 
 // When a fix's pull request is verified independently, and with which
@@ -50,12 +51,12 @@ func TestWhenAFixIsVerified(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gh := &githubtest.Fake{Installation: testenv.Installation, Config: c.config, Pulls: map[int]github.PullRequest{}}
-			sessions := &startedSessions{}
+			sessions := &testenv.Sessions{}
 			var sb work.Sandbox = sessions
 			if c.refused {
 				sb = refusingSandbox{sessions}
 			}
-			b := ruleBase(t, gh, sb)
+			b := worktest.Env(t, gh, sb)
 			ctx := context.Background()
 			fix, _, err := b.Ledger.Claim(ctx, runs.Run{Key: "flaky:hexpm/hexpm:" + c.about, Kind: c.kind, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: 3, About: c.about}, time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: 3})
 			if err == nil {
@@ -76,10 +77,10 @@ func TestWhenAFixIsVerified(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if len(sessions.prompts) > 1 || (len(sessions.prompts) == 1) != (c.prompt != "") {
-				t.Fatalf("%d sessions", len(sessions.prompts))
+			if len(sessions.Prompts) > 1 || (len(sessions.Prompts) == 1) != (c.prompt != "") {
+				t.Fatalf("%d sessions", len(sessions.Prompts))
 			}
-			for key, p := range sessions.prompts {
+			for key, p := range sessions.Prompts {
 				if !strings.HasPrefix(key, "verify:hexpm/hexpm:77:"+head+"#") || !strings.Contains(p, c.prompt) || !strings.Contains(p, "git checkout "+base) {
 					t.Fatalf("session %s:\n%s", key, p)
 				}
@@ -98,7 +99,7 @@ func TestWhenAFixIsVerified(t *testing.T) {
 
 // refusingSandbox refuses every session, as a sandbox that will not take
 // the request does.
-type refusingSandbox struct{ *startedSessions }
+type refusingSandbox struct{ *testenv.Sessions }
 
 func (refusingSandbox) Start(context.Context, string, string, string, []string) (sandbox.Session, error) {
 	return sandbox.Session{}, &sandbox.PermanentError{Status: 422}
@@ -109,8 +110,8 @@ func (refusingSandbox) Start(context.Context, string, string, string, []string) 
 func TestAHeadVerifiedBeforeShowsItsResult(t *testing.T) {
 	const head, base = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
 	gh := &githubtest.Fake{Installation: testenv.Installation, Pulls: map[int]github.PullRequest{}}
-	sessions := &startedSessions{}
-	b := ruleBase(t, gh, sessions)
+	sessions := &testenv.Sessions{}
+	b := worktest.Env(t, gh, sessions)
 	ctx := context.Background()
 	repo, _ := github.ParseRepo("hexpm/hexpm")
 	agrees := &evidence.Measured{Phases: map[evidence.Phase]*evidence.PhaseCount{
@@ -138,7 +139,7 @@ func TestAHeadVerifiedBeforeShowsItsResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := fix.PR.Verify; v == nil || v.RunID != old.ID || v.Result == nil || v.Result.Verdict != evidence.VerdictClean || len(sessions.prompts) != 0 {
-		t.Fatalf("verification %+v, %d sessions", v, len(sessions.prompts))
+	if v := fix.PR.Verify; v == nil || v.RunID != old.ID || v.Result == nil || v.Result.Verdict != evidence.VerdictClean || len(sessions.Prompts) != 0 {
+		t.Fatalf("verification %+v, %d sessions", v, len(sessions.Prompts))
 	}
 }

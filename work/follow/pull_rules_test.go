@@ -1,4 +1,4 @@
-package handlers
+package follow_test
 
 import (
 	"context"
@@ -10,34 +10,10 @@ import (
 	"github.com/pitcrew/pitcrew/internal/github"
 	"github.com/pitcrew/pitcrew/internal/github/githubtest"
 	"github.com/pitcrew/pitcrew/internal/testenv"
-	"github.com/pitcrew/pitcrew/prompts"
 	"github.com/pitcrew/pitcrew/runs"
 	"github.com/pitcrew/pitcrew/work/follow"
+	"github.com/pitcrew/pitcrew/work/worktest"
 )
-
-// endedRun is a run of kind on key, started from issue (its subject),
-// whose session ses ended with what end sets.
-func endedRun(t *testing.T, b Base, kind runs.Kind, key string, issue int, ses string, end func(*runs.Run)) runs.Run {
-	t.Helper()
-	ctx := context.Background()
-	run, _, err := b.Ledger.Claim(ctx, runs.Run{Key: key, Kind: kind, InstallationID: testenv.Installation, Repo: "hexpm/hexpm", Origin: issue, About: "test/a_test.exs:1"},
-		time.Hour, 100, runs.Subject{Repo: "hexpm/hexpm", Issue: issue})
-	if err == nil {
-		run, err = b.Ledger.Move(ctx, run, runs.Started, func(r *runs.Run) { r.SessionID = ses })
-	}
-	if err == nil {
-		run, err = b.Ledger.Move(ctx, run, runs.Completed, end)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run
-}
-
-// fixedIn ends a run with a fix in pull request url.
-func fixedIn(url string) func(*runs.Run) {
-	return func(r *runs.Run) { r.Result = &prompts.Result{Outcome: prompts.OutcomeFixed, PRURL: url} }
-}
 
 const pull77 = "https://github.com/hexpm/hexpm/pull/77"
 
@@ -91,15 +67,15 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 			if c.pull != nil {
 				gh.Pulls[77] = *c.pull
 			}
-			b := ruleBase(t, gh, &startedSessions{})
-			run := endedRun(t, b, c.kind, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_1", func(r *runs.Run) {
+			b := worktest.Env(t, gh, &testenv.Sessions{})
+			run := worktest.EndedRun(t, b, c.kind, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_1", func(r *runs.Run) {
 				r.AnswerPRs = c.answerPRs
 				if c.prURL != "" {
-					fixedIn(c.prURL)(r)
+					worktest.FixedIn(c.prURL)(r)
 				}
 			})
-			if follow.Follows(jobs, run) != c.follows {
-				t.Fatalf("follows %v, want %v", follow.Follows(jobs, run), c.follows)
+			if follow.Follows(b.Jobs, run) != c.follows {
+				t.Fatalf("follows %v, want %v", follow.Follows(b.Jobs, run), c.follows)
 			}
 			if !c.follows {
 				return
@@ -108,7 +84,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.PR == nil || run.PR.State != c.state || follow.Follows(jobs, run) {
+			if run.PR == nil || run.PR.State != c.state || follow.Follows(b.Jobs, run) {
 				t.Fatalf("pull %+v", run.PR)
 			}
 			if id, _ := b.Ledger.PullRun(context.Background(), "HexPM/hexpm", 77); id != run.ID {
@@ -141,9 +117,9 @@ func TestAnEvidenceCheckRunWhoseRecordWasLostIsNotCreatedTwice(t *testing.T) {
 	const head = "1111111111111111111111111111111111111111"
 	gh := &githubtest.Fake{Installation: testenv.Installation, Diffs: map[int]string{77: string(sleepy)},
 		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: head}}}
-	b := ruleBase(t, gh, &startedSessions{})
+	b := worktest.Env(t, gh, &testenv.Sessions{})
 	ctx := context.Background()
-	run := endedRun(t, b, runs.KindFlaky, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_1", fixedIn(pull77))
+	run := worktest.EndedRun(t, b, runs.KindFlaky, "flaky:hexpm/hexpm:test/a_test.exs:1", 3, "ses_1", worktest.FixedIn(pull77))
 
 	lost, cancel := context.WithCancel(ctx)
 	gh.AfterWrite = func(call string) {
@@ -173,10 +149,10 @@ func TestAPullRequestNamedByALaterRunIsHandedOver(t *testing.T) {
 	const head = "1111111111111111111111111111111111111111"
 	gh := &githubtest.Fake{Installation: testenv.Installation, Diffs: map[int]string{77: ""},
 		Pulls: map[int]github.PullRequest{77: {Number: 77, State: "open", HeadSHA: head}}}
-	b := ruleBase(t, gh, &startedSessions{})
+	b := worktest.Env(t, gh, &testenv.Sessions{})
 	ctx := context.Background()
 	ended := func(key string, issue int) runs.Run {
-		run, err := follow.Pull(ctx, &b, gh, endedRun(t, b, runs.KindFlaky, key, issue, "ses_"+key, fixedIn(pull77)))
+		run, err := follow.Pull(ctx, &b, gh, worktest.EndedRun(t, b, runs.KindFlaky, key, issue, "ses_"+key, worktest.FixedIn(pull77)))
 		if err != nil {
 			t.Fatal(err)
 		}
