@@ -92,7 +92,7 @@ func (c *change) readHead(content string) {
 }
 
 // maxJoined bounds the lines one call is read across.
-const maxJoined = 8
+const maxJoined = 30
 
 // joinCalls reads a call that spans lines (an assert_receive whose pattern
 // and timeout sit on lines of their own) as the line it starts on: that
