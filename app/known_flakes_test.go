@@ -70,7 +70,7 @@ func TestKnownFlakesStopBlockingPullRequests(t *testing.T) {
 	capped := strings.Repeat("e", 40)
 	h.gh.SetJob(203, 1, 24, "test", "failure", testenv.ExUnitLog(t, "gha_fail_seed_1.txt"))
 	h.deliver("workflow_run", testenv.DeliveryID(), testenv.RunFailedEvent(t, 203, 1, capped))
-	if title, summary = h.knownFlakesCheck(capped); !strings.Contains(summary, "the daily number of 1 re-runs for this repository is reached") {
+	if title, summary = h.knownFlakesCheck(capped); title != "Only known flaky tests failed: test/racy_b_test.exs:25; not re-run" || !strings.Contains(summary, "the daily number of 1 re-runs for this repository is reached") {
 		t.Fatalf("check run: %s\n%s", title, summary)
 	}
 	if reruns := h.gh.Reruns(); len(reruns) != 1 {
@@ -86,5 +86,25 @@ func TestARunWithoutKnownFlakesWritesNothing(t *testing.T) {
 	h.eventually("handled", h.handled("workflow_run", 1))
 	if n := len(h.gh.CheckRuns()); n != 0 || len(h.gh.Reruns()) != 0 {
 		t.Fatalf("%d check runs, re-runs %v", n, h.gh.Reruns())
+	}
+}
+
+// The attempt pitcrew's re-run made is not re-run again when the known
+// flake fails once more: one re-run per workflow run.
+func TestAKnownFlakeIsReRunOncePerWorkflowRun(t *testing.T) {
+	h := newHarness(t, true)
+	h.knownFlake()
+	sha := strings.Repeat("c", 40)
+	for attempt := 1; attempt <= 3; attempt++ {
+		h.gh.SetJob(201, attempt, int64(20+attempt), "test", "failure", testenv.ExUnitLog(t, "gha_fail_seed_1.txt"))
+		h.deliver("workflow_run", testenv.DeliveryID(), testenv.RunFailedEvent(t, 201, attempt, sha))
+		h.eventually("the attempt handled", h.handled("workflow_run", 1+attempt))
+	}
+	h.eventually("a check run per attempt", func() bool { return len(h.checkRunsNamed(publish.KnownFlakesCheckName)) == 3 })
+	if reruns := h.gh.Reruns(); len(reruns) != 1 {
+		t.Fatalf("re-runs %v: one per workflow run", reruns)
+	}
+	if _, summary := h.knownFlakesCheck(sha); !strings.Contains(summary, "re-ran") {
+		t.Fatal(summary)
 	}
 }

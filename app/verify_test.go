@@ -190,17 +190,20 @@ func TestAPollutingPairIsProvenOrShownClaimed(t *testing.T) {
 		`{"outcome": "fixed", "pr_url": "https://github.com/hexpm/hexpm/pull/1234", "cause": "A shared application env.", "seed": 8, "failures_before": 2, "failures_after": 0, "runs": 6, "polluter": {"test": "test/racy_b_test.exs:25", "seed": 8, "shares": "the :mode key of Application env"}}` +
 		"\n```"
 	for _, tc := range []struct{ log, want string }{
-		{"verify_polluter.log", "Polluted by `test/racy_b_test.exs:25` (shares the :mode key of Application env): proven: 3 of 3 red on base, 0 of 2 alone, 0 of 3 on head"},
-		{"verify_polluter_alone_fails.log", "Polluted by `test/racy_b_test.exs:25` (shares the :mode key of Application env): claimed, not proven: the test alone failed 2 of 2 times: it fails without the polluter"},
+		{"verify_polluter.log", "Polluted by `test/racy_b_test.exs:25` (shares the :mode key of Application env): proven: 5 of 5 red on base, 0 of 5 alone, 0 of 5 on head"},
+		{"verify_polluter_alone_fails.log", "Polluted by `test/racy_b_test.exs:25` (shares the :mode key of Application env): claimed, not proven: the test alone failed 5 of 5 times: it fails without the polluter"},
 	} {
 		t.Run(tc.log, func(t *testing.T) {
 			h := newHarness(t, true)
 			h.gh.SetFile("hexpm/hexpm", ".github/pitcrew.yml", "flaky:\n  verify_runs: 1\n")
 			h.gh.SetPull(1234, "1111111111111111111111111111111111111111", "open", false, diffSample(t, "flaky/real_fix_sync.diff"))
-			h.startOne(36)
+			// The test the samples' real output shows failing.
+			const victim = "test/racy_a_test.exs:14"
+			h.deliver("issues", testenv.DeliveryID(), testenv.LabeledEvent(t, "flaky", "alice", 36, "Flaky test", victim))
+			h.eventually("the run to start", h.commentContains(36, "the agent is working on it"))
 			h.sandbox.AddArtifact("ses_1", "pitcrew-evidence.log", runLogSample(t, "backed.log"))
 			h.finish("ses_1", sandbox.StatusCompleted, polluterAnswer)
-			if prompt := h.verifyPrompt(); !strings.Contains(prompt, "`mix test test/racy_b_test.exs:25 "+flakyTest+" --seed 8` 5 times (phase `pair_base`)") {
+			if prompt := h.verifyPrompt(); !strings.Contains(prompt, "`mix test test/racy_b_test.exs:25 "+victim+" --seed 8` 5 times (phase `pair_base`)") {
 				t.Fatalf("the verification does not check the pair:\n%s", prompt)
 			}
 			h.eventually("the claim shown", h.commentContains(36, "claimed by the fix; the independent verification checks the pair"))

@@ -26,9 +26,9 @@ type rule struct {
 
 var owner = regexp.MustCompile(`^(@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]{1,100})?|[^@\s]+@[^@\s]+\.[^@\s]+)$`)
 
-// Parse reads a CODEOWNERS file. A line whose pattern GitHub would not
-// accept (a negation, a character range) is skipped, as GitHub skips it;
-// so is an owner that is not a user, team or email.
+// Parse reads a CODEOWNERS file. A line GitHub would not accept (a
+// negation, a character range, an owner that is not a user, team or
+// email) is skipped, as GitHub skips it.
 func Parse(text string) File {
 	var f File
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -42,11 +42,12 @@ func Parse(text string) File {
 		if !ok {
 			continue
 		}
-		var owners []string
-		for _, o := range fields[1:] {
-			if owner.MatchString(o) {
-				owners = append(owners, o)
-			}
+		owners, valid := fields[1:], true
+		for _, o := range owners {
+			valid = valid && owner.MatchString(o)
+		}
+		if !valid {
+			continue // GitHub skips a line it cannot read whole
 		}
 		f.rules = append(f.rules, rule{re, owners})
 	}
@@ -92,7 +93,7 @@ func compile(p string) (*regexp.Regexp, bool) {
 	if p == "" || strings.HasPrefix(p, "!") || strings.ContainsAny(p, "[]") {
 		return nil, false
 	}
-	dirOnly := strings.HasSuffix(p, "/")
+	dirOnly, ownFilesOnly := strings.HasSuffix(p, "/"), strings.HasSuffix(p, "/*")
 	trimmed := strings.TrimSuffix(p, "/")
 	anchored := strings.HasPrefix(trimmed, "/") || strings.Contains(trimmed, "/")
 	trimmed = strings.TrimPrefix(trimmed, "/")
@@ -123,7 +124,7 @@ func compile(p string) (*regexp.Regexp, bool) {
 	switch {
 	case dirOnly:
 		b.WriteString("/.*")
-	case strings.HasSuffix(trimmed, "/*"):
+	case ownFilesOnly: // "/*" too: the root's own files
 	default:
 		b.WriteString("(?:/.*)?")
 	}

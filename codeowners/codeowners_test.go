@@ -111,9 +111,11 @@ func TestPatternsAsGitHubReadsThem(t *testing.T) {
 		{"*_test.exs @a", "test/deep/x_test.exs", []string{"@a"}},
 		{"test/payments/** @acme/payments", "test/payments/a/b_test.exs", []string{"@acme/payments"}},
 		{"\\#odd @a", "#odd", []string{"@a"}},
-		{"!test/ @a", "test/x_test.exs", nil},             // negation: GitHub skips the line
-		{"test/[ab]_test.exs @a", "test/a_test.exs", nil}, // ranges: skipped
-		{"test/ @a not-an-owner @@b", "test/x_test.exs", []string{"@a"}},
+		{"!test/ @a", "test/x_test.exs", nil},                                  // negation: GitHub skips the line
+		{"test/[ab]_test.exs @a", "test/a_test.exs", nil},                      // ranges: skipped
+		{"* @all\ntest/ @a not-an-owner", "test/x_test.exs", []string{"@all"}}, // a line GitHub cannot read is skipped whole
+		{"/test/ @qa\n/* @admins", "test/x_test.exs", []string{"@qa"}},         // "/*" owns the root's own files only
+		{"/test/ @qa\n/* @admins", "mix.exs", []string{"@admins"}},
 		{"Test/ @a", "test/x_test.exs", nil}, // case-sensitive
 		{"*.ex? @a", "lib/x.exs", []string{"@a"}},
 	} {

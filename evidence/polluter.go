@@ -22,8 +22,13 @@ type PolluterCheck struct {
 	Why    string `json:"why,omitempty"`
 }
 
-// CheckPolluter reads the pair's phases of a verification's log.
-func CheckPolluter(m *Measured, test, shares string) PolluterCheck {
+// minPairRuns is the fewest runs of each of the pair's phases that prove
+// it (the verification asks for 5).
+const minPairRuns = 5
+
+// CheckPolluter reads the pair's phases of a verification's log: the pair
+// test then victim, every run with seed.
+func CheckPolluter(m *Measured, test, victim string, seed int64, shares string) PolluterCheck {
 	c := PolluterCheck{Test: test, Shares: shares}
 	if m == nil {
 		c.Why = "the verification left no log"
@@ -32,8 +37,14 @@ func CheckPolluter(m *Measured, test, shares string) PolluterCheck {
 	base, alone, head := m.Phase(PhasePairBase), m.Phase(PhaseAlone), m.Phase(PhasePairHead)
 	c.BaseRuns, c.BaseFailed, c.AloneRuns, c.AloneFailed, c.HeadRuns, c.HeadFailed = base.Runs, base.FailedRuns, alone.Runs, alone.FailedRuns, head.Runs, head.FailedRuns
 	switch {
-	case base.Runs == 0:
-		c.Why = "the log shows no run of the pair on the base"
+	case m.Truncated:
+		c.Why = "the log is longer than pitcrew reads: what follows the cut was not counted"
+	case base.Runs < minPairRuns || alone.Runs < minPairRuns || head.Runs < minPairRuns:
+		c.Why = fmt.Sprintf("the log shows %d, %d and %d runs of the pair on the base, the test alone and the pair on the head; it takes %d of each", base.Runs, alone.Runs, head.Runs, minPairRuns)
+	case !allSeed(base, seed) || !allSeed(alone, seed) || !allSeed(head, seed):
+		c.Why = fmt.Sprintf("not every run of the pair's phases used seed %d", seed)
+	case !onlyFails(base, victim):
+		c.Why = "the pair failed on the base in another test than " + victim + ": the polluter may fail on its own"
 	case base.FailedRuns < base.Runs:
 		c.Why = fmt.Sprintf("the pair failed %d of %d times on the base, not every time", base.FailedRuns, base.Runs)
 	case alone.Runs == 0:
@@ -48,4 +59,26 @@ func CheckPolluter(m *Measured, test, shares string) PolluterCheck {
 		c.Proven = true
 	}
 	return c
+}
+
+// allSeed reports whether every run of a phase printed seed (a run kept
+// past maxSeedsKept counts as it).
+func allSeed(c PhaseCount, seed int64) bool {
+	for _, s := range c.Seeds {
+		if s != seed {
+			return false
+		}
+	}
+	return len(c.Seeds) == min(c.Runs, maxSeedsKept)
+}
+
+// onlyFails reports whether the tests a phase saw failing are the victim
+// alone (by file:line).
+func onlyFails(c PhaseCount, victim string) bool {
+	for _, t := range c.FailingTests {
+		if t != victim {
+			return false
+		}
+	}
+	return true
 }

@@ -123,15 +123,27 @@ func TestVerifyRegression(t *testing.T) {
 // the base every time, the test alone never does, and the pair passes on
 // the head (testdata/runlogs/make.sh).
 func TestCheckPolluterOnRealMixTestOutput(t *testing.T) {
-	proven := CheckPolluter(readRunLog(t, "verify_polluter.log"), "test/racy_b_test.exs:25", "the :mode key of Application env")
-	if !proven.Proven || proven.BaseFailed != 3 || proven.BaseRuns != 3 || proven.AloneRuns != 2 || proven.AloneFailed != 0 || proven.HeadRuns != 3 || proven.HeadFailed != 0 {
+	const victim = "test/racy_a_test.exs:14"
+	proven := CheckPolluter(readRunLog(t, "verify_polluter.log"), "test/racy_b_test.exs:25", victim, 8, "the :mode key of Application env")
+	if !proven.Proven || proven.BaseFailed != 5 || proven.BaseRuns != 5 || proven.AloneRuns != 5 || proven.AloneFailed != 0 || proven.HeadRuns != 5 || proven.HeadFailed != 0 {
 		t.Fatalf("%+v", proven)
 	}
-	alone := CheckPolluter(readRunLog(t, "verify_polluter_alone_fails.log"), "test/racy_b_test.exs:25", "")
-	if alone.Proven || alone.Why != "the test alone failed 2 of 2 times: it fails without the polluter" {
-		t.Fatalf("%+v", alone)
-	}
-	if none := CheckPolluter(readRunLog(t, "verify_agrees.log"), "test/racy_b_test.exs:25", ""); none.Proven || none.Why != "the log shows no run of the pair on the base" {
-		t.Fatalf("%+v", none)
+	for _, c := range []struct {
+		log, victim string
+		seed        int64
+		cut         bool
+		why         string
+	}{
+		{"verify_polluter_alone_fails.log", victim, 8, false, "the test alone failed 5 of 5 times: it fails without the polluter"},
+		{"verify_agrees.log", victim, 8, false, "the log shows 0, 0 and 0 runs of the pair on the base, the test alone and the pair on the head; it takes 5 of each"},
+		{"verify_polluter.log", victim, 4, false, "not every run of the pair's phases used seed 4"},
+		{"verify_polluter.log", "test/racy_a_test.exs:27", 8, false, "the pair failed on the base in another test than test/racy_a_test.exs:27: the polluter may fail on its own"},
+		{"verify_polluter.log", victim, 8, true, "the log is longer than pitcrew reads: what follows the cut was not counted"},
+	} {
+		m := readRunLog(t, c.log)
+		m.Truncated = c.cut
+		if got := CheckPolluter(m, "test/racy_b_test.exs:25", c.victim, c.seed, ""); got.Proven || got.Why != c.why {
+			t.Errorf("%s: %+v, want %q", c.log, got, c.why)
+		}
 	}
 }

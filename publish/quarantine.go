@@ -26,17 +26,21 @@ type KnownFlake struct {
 // known flaky tests that failed and whether the failed jobs were re-run,
 // with each reason they were not. why is pitcrew's own words, with any
 // outside text already made safe.
-func KnownFlakesCheck(workflow string, rerun bool, known []KnownFlake, why []string) github.CheckOutput {
+func KnownFlakesCheck(workflow string, rerun bool, known []KnownFlake, why []string, held string) github.CheckOutput {
 	out := github.CheckOutput{Name: KnownFlakesCheckName, Conclusion: "neutral"}
 	var b strings.Builder
 	names := make([]string, 0, len(known))
 	for _, k := range known {
 		names = append(names, k.Test)
 	}
-	if rerun {
+	switch {
+	case rerun:
 		out.Title = Line("Only known flaky tests failed: "+strings.Join(names, ", ")+"; re-ran the failed jobs", 200)
 		fmt.Fprintf(&b, "Every failure of %s's failed jobs is a test pitcrew knows as flaky, whose fix is not merged yet: pitcrew re-ran the failed jobs once, so the known flake does not block this change. This check never blocks a merge.\n\n", Text(workflow, 100))
-	} else {
+	case held != "":
+		out.Title = Line("Only known flaky tests failed: "+strings.Join(names, ", ")+"; not re-run", 200)
+		fmt.Fprintf(&b, "Every failure of %s's failed jobs is a test pitcrew knows as flaky, whose fix is not merged yet, but the failed jobs were not re-run: %s.\n\n", Text(workflow, 100), held)
+	default:
 		out.Title = Line(fmt.Sprintf("Not re-run: %d of the failures %s not a known flake in quarantine", len(why), Plural(len(why), "is", "are")), 200)
 		fmt.Fprintf(&b, "Known flaky tests failed in %s, but not only they: pitcrew re-runs a failed run's jobs only when every failure is a known flaky test in quarantine. Not re-run, because:\n\n", Text(workflow, 100))
 		for _, w := range why {

@@ -131,8 +131,10 @@ func owners(ctx context.Context, b *work.Env, gh github.Client, repo github.Repo
 		tried[path] = true
 		o, err := flaky.OwnersOf(ctx, b, gh, repo, path)
 		if err != nil {
+			// GitHub did not answer: the next refresh tries again, rather
+			// than every file now.
 			zerolog.Ctx(ctx).Warn().Err(err).Str("path", path).Msg("could not read a test file's owners; the dashboard does not name them")
-			continue
+			break
 		}
 		out[path] = o
 	}

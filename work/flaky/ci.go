@@ -102,7 +102,6 @@ func ReportCI(ctx context.Context, b *work.Env, gh github.Client, sig CISignal, 
 			entry.Name, entry.Module = publish.Line(f.Test, 200), publish.Line(f.Module, 200)
 			entry.Seed = l.Report.Runs[f.Invocation].Seed
 			entry.Excerpt = f.Message
-			entry.Owners = ownersOrNone(ctx, b, gh, sig.Subject.Repo, ref.Path)
 			entries = append(entries, entry)
 		}
 	}
@@ -124,8 +123,13 @@ func ReportCI(ctx context.Context, b *work.Env, gh github.Client, sig CISignal, 
 	if len(entries) > 0 {
 		b.DashboardChanged(ctx, sig.Subject.Repo, sig.InstallationID)
 	}
+	runs.ReleaseLocksAhead(ctx) // not held through the owners' and the issues' GitHub calls
+	for i, e := range entries {
+		if ref, err := exunit.ParseTestRef(e.About); err == nil {
+			entries[i].Owners = ownersOrNone(ctx, b, gh, sig.Subject.Repo, ref.Path)
+		}
+	}
 	if Of(cfg).TrackIssues {
-		runs.ReleaseLocksAhead(ctx) // not held through the issues' GitHub calls
 		repo, _ := github.ParseRepo(sig.Subject.Repo)
 		for _, e := range entries {
 			if err := trackIssue(ctx, b, gh, repo, e, cfg, sig.Subject.Commit); err != nil {

@@ -28,6 +28,9 @@ type Quarantine struct {
 	// Known are the known flaky tests that failed, in quarantine or not;
 	// none means the run is none of pitcrew's business.
 	Known []publish.KnownFlake
+	// Held says why a re-run every failure called for was not made (the
+	// run was re-run once already, the daily number, GitHub's refusal).
+	Held string `json:"held,omitempty"`
 }
 
 // Quarantined reports whether a known flaky test is still in quarantine
@@ -87,6 +90,9 @@ func DecideQuarantine(repo string, jobs []FailedJob, known map[string]runs.Flaky
 		case len(rep.Failures) == 0:
 			q.Why = append(q.Why, "job "+job+" failed with no ExUnit failure (a step other than the tests, or the infrastructure)")
 			continue
+		case !readWhole(rep):
+			q.Why = append(q.Why, "job "+job+"'s log does not show every failure whole (a run cut short, or more failures than pitcrew reads)")
+			continue
 		}
 		for _, f := range j.Report.Failures {
 			ref, ok := f.Ref()
@@ -116,4 +122,25 @@ func DecideQuarantine(repo string, jobs []FailedJob, known map[string]runs.Flaky
 	}
 	q.Rerun = len(q.Why) == 0 && len(q.Known) > 0
 	return q
+}
+
+// readWhole reports whether a job's log shows every failure of every run:
+// each run printed its summary, nothing was dropped, and each run's
+// counts match the failures read of it.
+func readWhole(rep exunit.Report) bool {
+	if rep.DroppedFailures > 0 || rep.MergedRuns > 0 {
+		return false
+	}
+	read := make([]int, len(rep.Runs))
+	for _, f := range rep.Failures {
+		if f.Invocation >= 0 && f.Invocation < len(read) {
+			read[f.Invocation]++
+		}
+	}
+	for i, run := range rep.Runs {
+		if !run.Summary || run.Failures+run.Invalid != read[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -34,6 +34,11 @@ func askOwners(ctx context.Context, b *work.Env, gh github.Client, run runs.Run)
 	}
 	if users, teams := flaky.Reviewers(flaky.Owners{Listed: listed}, repo); len(users)+len(teams) > 0 {
 		err = gh.RequestReviewers(ctx, repo, p.Number, users, teams)
+		if github.StatusOf(err) == 422 && len(teams) > 0 && len(users) > 0 {
+			// One reviewer GitHub refuses refuses them all: a team the app
+			// cannot see is the likeliest; the users are asked alone.
+			err = gh.RequestReviewers(ctx, repo, p.Number, users, nil)
+		}
 		if status := github.StatusOf(err); status == 422 || status == 403 || errors.Is(err, github.ErrPullGone) {
 			zerolog.Ctx(ctx).Warn().Err(err).Msg("GitHub refused the review request of the test file's owners; not asked again")
 		} else if err != nil {

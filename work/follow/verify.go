@@ -176,7 +176,7 @@ func verification(run runs.Run, d verifyData) runs.Verify {
 	}
 	result := evidence.CheckFix(run.Measured, d.Seed, d.Runs)
 	if p := d.Polluter; p != nil {
-		pc := evidence.CheckPolluter(run.Measured, p.Test, p.Shares)
+		pc := evidence.CheckPolluter(run.Measured, p.Test, run.About, p.Seed, p.Shares)
 		result.Polluter = &pc
 	}
 	v.Result = &result

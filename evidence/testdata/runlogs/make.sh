@@ -83,15 +83,15 @@ run() { mark "$1" "$2"; cat "$logs/$3"; }
   cat "$here/pass_seed_8.txt"
   mark after 'for i in 1 2 3 4; do mix test test/racy_a_test.exs:27; done'
   cat "$logs/pass_seed_2.txt" "$logs/pass_seed_5.txt" "$logs/pass_seed_2.txt" "$logs/pass_seed_5.txt"
-  for i in 1 2 3; do run pair_base "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt; done
-  for i in 1 2; do mark alone "mix test test/racy_a_test.exs:27 --seed 8"; cat "$here/pass_seed_8.txt"; done
-  for i in 1 2 3; do mark pair_head "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8"; cat "$here/pass_seed_8.txt"; done
+  for i in 1 2 3 4 5; do run pair_base "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt; done
+  for i in 1 2 3 4 5; do mark alone "mix test test/racy_a_test.exs:27 --seed 8"; cat "$here/pass_seed_8.txt"; done
+  for i in 1 2 3 4 5; do mark pair_head "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8"; cat "$here/pass_seed_8.txt"; done
 } >"$here/verify_polluter.log"
 {
   run before "git checkout BASE && mix test test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt
   mark after "git checkout HEAD && mix test test/racy_a_test.exs:27 --seed 8"
   cat "$here/pass_seed_8.txt"
-  for i in 1 2 3; do run pair_base "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt; done
-  for i in 1 2; do run alone "mix test test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt; done
-  for i in 1 2 3; do mark pair_head "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8"; cat "$here/pass_seed_8.txt"; done
+  for i in 1 2 3 4 5; do run pair_base "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt; done
+  for i in 1 2 3 4 5; do run alone "mix test test/racy_a_test.exs:27 --seed 8" fail_seed_8.txt; done
+  for i in 1 2 3 4 5; do mark pair_head "mix test test/racy_b_test.exs:25 test/racy_a_test.exs:27 --seed 8"; cat "$here/pass_seed_8.txt"; done
 } >"$here/verify_polluter_alone_fails.log"
