@@ -87,6 +87,12 @@ func TestAFixIsVerifiedInTheTeamsCI(t *testing.T) {
 		t.Fatalf("dispatches: %+v", ds)
 	}
 	h.commentSays(40, "verifying in CI (base: dispatched, head: dispatched)")
+	// Never green before both sides are counted.
+	h.eventually("the check run verifying", func() bool {
+		c := h.evidenceRuns()[0]
+		out, _ := c["output"].(map[string]any)
+		return out["title"] == "Evidence: clean · verifying in CI" && c["conclusion"] == "neutral"
+	})
 
 	h.ciRun(base, 501, "success", baseFails...)
 	h.commentSays(40, "(https://github.com/hexpm/hexpm/actions/runs/501), head: dispatched)")

@@ -82,8 +82,9 @@ func startCIVerify(ctx context.Context, b *work.Env, gh github.Client, repo gith
 			p.Verify = &v
 		}
 	}})
-	if err == nil && v.Note != "" && fix.PR != nil && fix.PR.Verify != nil && fix.PR.Verify.Note == v.Note {
-		// Decided at once (no workflow, no seed): the check run says so too.
+	if err == nil && fix.PR != nil && fix.PR.Verify != nil && fix.PR.Verify.Head == v.Head && (v.Note != "" || v.CI != nil) {
+		// The check run says it at once: decided (no workflow, no seed), or
+		// verifying in CI, neutral until both sides are counted.
 		err = showVerified(ctx, b, gh, fix, v.Head, fix.PR.CheckRunID)
 	}
 	return fix, err
