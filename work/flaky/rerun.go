@@ -1,6 +1,7 @@
 package flaky
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,13 @@ func RerunKnown(ctx context.Context, b *work.Env, gh github.Client, ev RunFailed
 	if kept, hit, err := b.Ledger.Cached(ctx, decided); err != nil {
 		return err
 	} else if hit && json.Unmarshal(kept, &d) == nil {
+		if d.Pending {
+			// Finished by whoever decided it, unless that worker died: its
+			// lock then runs out, and this retry takes it over.
+			if first, err := b.Ledger.FirstTime(ctx, decided+":deciding", 5*time.Minute); err != nil || !first {
+				return cmp.Or(err, errors.New("another delivery is finishing this attempt"))
+			}
+		}
 		return finishRerun(ctx, b, gh, ev, decided, d)
 	}
 	if _, total, err := b.Ledger.FlakyTests(ctx, ev.Repo.String(), 1); err != nil || total == 0 {
@@ -84,10 +92,7 @@ func RerunKnown(ctx context.Context, b *work.Env, gh github.Client, ev RunFailed
 	// One decision per attempt across replicas and redeliveries: a short
 	// lock, so that a worker that died deciding is taken over.
 	if first, err := b.Ledger.FirstTime(ctx, decided+":deciding", 5*time.Minute); err != nil || !first {
-		if err == nil {
-			err = errors.New("another delivery is deciding this attempt")
-		}
-		return err
+		return cmp.Or(err, errors.New("another delivery is deciding this attempt"))
 	}
 	if d.Rerun {
 		switch once, err := b.Ledger.FirstTime(ctx, fmt.Sprintf("rerun:%s:%d", repo, ev.RunID), 30*24*time.Hour); {
