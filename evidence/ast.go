@@ -29,6 +29,9 @@ type source struct {
 	// named indexes calls by name; polls are the calls of polling helpers.
 	named map[string][]int
 	polls []int
+	// pollers are the file's own functions that poll whatever their
+	// name: a sleep in a body that calls itself or loops.
+	pollers map[string]bool
 }
 
 // testUnit is one ExUnit test: `describe/test` name and its lines.
@@ -232,7 +235,10 @@ func (w *walker) finish(stubs [][2]int) {
 			}
 		}
 		w.s.named[c.name] = append(w.s.named[c.name], i)
-		if w.poll(c.name) {
+	}
+	w.s.pollers = w.s.localPollers()
+	for i, c := range w.s.calls {
+		if w.poll(c.name) || w.s.pollers[c.name] {
 			w.s.polls = append(w.s.polls, i)
 		}
 	}

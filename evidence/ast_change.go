@@ -73,6 +73,57 @@ func (c change) stubSleep(l Line) bool {
 // each project names its own).
 var pollName = regexp.MustCompile(`^(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|poll|poll_until\w*)[!?]?$`)
 
+// loopCalls repeat what they are given; with a sleep, they poll.
+var loopCalls = []string{"Enum.reduce_while", "Stream.repeatedly", "Stream.iterate", "Enum.find_value", "Enum.any?", "for"}
+
+// localPollers are the functions a file defines whose body sleeps and
+// either calls the function again or loops: they poll, whatever their
+// names say.
+func (s *source) localPollers() map[string]bool {
+	out := map[string]bool{}
+	for _, def := range s.calls {
+		if def.name != "def" && def.name != "defp" || len(def.args) == 0 {
+			continue
+		}
+		name := nameAt([]byte(def.args[0]), 0)
+		if name == "" {
+			continue
+		}
+		sleeps, again := false, 0
+		for _, c := range s.calls {
+			if c.start < def.start || c.end > def.end {
+				continue
+			}
+			switch {
+			case slices.Contains(sleepCalls, c.name):
+				sleeps = true
+			case c.name == name:
+				again++ // the head is one
+			case slices.Contains(loopCalls, c.name):
+				again += 2
+			}
+		}
+		if sleeps && again >= 2 {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// definesPoller reports whether a block adds a function that polls
+// (localPollers): its sleep and rescue are how it polls.
+func (c change) definesPoller(b block) bool {
+	if c.after == nil || len(c.after.pollers) == 0 {
+		return false
+	}
+	for _, l := range b.added {
+		if m := waitDef.FindStringSubmatch(l.code); m != nil && c.after.pollers[m[1]] {
+			return true
+		}
+	}
+	return false
+}
+
 // pollAt reports whether an added line holds a call of a polling helper,
 // with or without parentheses.
 func (c change) pollAt(l Line) bool {

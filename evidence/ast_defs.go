@@ -73,6 +73,9 @@ func (w *walker) def(args *sitter.Node, start, end int) (defUnit, bool) {
 
 // requirement reads a boolean expression as alternatives of conditions.
 func (w *walker) requirement(n *sitter.Node) [][]string {
+	if alts, ok := w.branches(n); ok {
+		return alts
+	}
 	switch n.Type() {
 	case "binary_operator":
 		op := n.ChildByFieldName("operator")

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -121,4 +122,50 @@ func TestMovedKeyDropsModuleQualifiers(t *testing.T) {
 			t.Errorf("movedKeyOf(%q) = %q, want %q", line, got, want)
 		}
 	}
+}
+
+// A test that checks less is found per test when the files are read
+// whole, even when another test of the file gains as many assertions.
+func TestATestThatChecksLessIsFoundPerTest(t *testing.T) {
+	base := "defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b\" do\n    Foo.go()\n    assert_receive {:done, 3}\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n  end\nend\n"
+	for name, c := range map[string]struct {
+		head string
+		want bool
+	}{
+		"the check moved to another test": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b\" do\n    Foo.go()\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n    assert Foo.y() == 2\n  end\nend\n", true},
+		"the check rewritten in the test": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b\" do\n    Foo.go()\n    assert_receive {:done, count}\n    assert count == 3\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n  end\nend\n", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var diff strings.Builder
+			diff.WriteString("--- a/test/x_test.exs\n+++ b/test/x_test.exs\n")
+			diff.WriteString(unifiedWhole(base, c.head))
+			d, err := ParseDiff(strings.NewReader(diff.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := CheckFiles(d, JobFlaky, map[string]string{"test/x_test.exs": base}, map[string]string{"test/x_test.exs": c.head})
+			found := false
+			for _, f := range r.Findings {
+				found = found || f.Rule == "assertion-deleted"
+			}
+			if found != c.want {
+				t.Fatalf("assertion-deleted found %v, want %v: %+v", found, c.want, r.Findings)
+			}
+		})
+	}
+}
+
+// unifiedWhole is a diff of one hunk that removes every line of a and
+// adds every line of b: crude, but what the rules read of a rewrite.
+func unifiedWhole(a, b string) string {
+	al, bl := strings.Split(strings.TrimSuffix(a, "\n"), "\n"), strings.Split(strings.TrimSuffix(b, "\n"), "\n")
+	var s strings.Builder
+	fmt.Fprintf(&s, "@@ -1,%d +1,%d @@\n", len(al), len(bl))
+	for _, l := range al {
+		s.WriteString("-" + l + "\n")
+	}
+	for _, l := range bl {
+		s.WriteString("+" + l + "\n")
+	}
+	return s.String()
 }

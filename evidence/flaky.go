@@ -15,7 +15,8 @@ type rule func(c change) []Finding
 // missing sync point), not a disguise.
 var flakyRules = []rule{sleeps, receiveTimeouts, receiveAfters, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
 	deltaSlack, boundsDropped, concurrencyReduced, retries, rescues, skips, exclusions,
-	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, ciForgives, libTimeouts}
+	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, ciForgives, libTimeouts,
+	switchedOff, flakyTags, conditionalAssertions, refutedInstead, matchesLoosened, expectationsDropped, seedsFixed}
 
 // sleepCalls are the calls that wait a fixed time.
 var sleepCalls = []string{"Process.sleep", ":timer.sleep"}
@@ -39,7 +40,7 @@ func sleeps(c change) []Finding {
 	var out []Finding
 	polls := map[int]bool{}
 	for _, b := range c.blocks {
-		if pollingHelper(b) {
+		if c.pollingHelper(b) {
 			for _, l := range b.added {
 				polls[l.New] = true
 			}

@@ -28,6 +28,16 @@ func deletedAssertions(c change) []Finding {
 		}
 	}
 	if len(gone) <= added {
+		// As many assertions in the file, but one test may check less:
+		// read per test when both sides are whole files.
+		if c.before == nil || c.after == nil || c.before.fragment || c.after.fragment {
+			return nil
+		}
+		for _, l := range gone {
+			if t := c.before.testAt(l.Old); t != nil && c.after.hasTest(t.name) && !c.testKeeps(l, assertionCall) {
+				return []Finding{c.finding("assertion-deleted", Concern, l, fmt.Sprintf("the test %q makes fewer assertions than before: it checks less", t.name))}
+			}
+		}
 		return nil
 	}
 	restructured := true
@@ -48,6 +58,8 @@ func strength(line string) (score, wildcards int) {
 	switch {
 	case alternative.MatchString(s):
 		score = 2 // either of two outcomes passes
+	case sizeOnly.MatchString(s):
+		score = 2 // a count or a size, not the values
 	case strings.Contains(s, "==="), strings.Contains(s, "=="):
 		score = 4
 	case indexWord(s, "assert_receive") >= 0, indexWord(s, "assert_received") >= 0, strings.Contains(s, "match?("), matchAssert.MatchString(s):
@@ -71,6 +83,7 @@ func strength(line string) (score, wildcards int) {
 var (
 	pinnedMatch = regexp.MustCompile(`^\s*assert\w*\s*\(?.*\^[a-z_]\w*`)
 	matchAssert = regexp.MustCompile(`^\s*assert\w*[\s(]+[%{\[].*[^=!<>]=[^=~]`)
+	sizeOnly    = regexp.MustCompile(`\b(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size|Enum\.empty\?)\([^=]*\)\s*===?|===?\s*(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size)\(`)
 	looseAssert = regexp.MustCompile(`!=|>=|<=|[^-=]>|<[^-=>]|\bis_\w+\(|\blength\(|\bnot\b|\bin\b`)
 	wildcard    = regexp.MustCompile(`(^|[^\w])_(\w*)`)
 	alternative = regexp.MustCompile(`\sor(\s|$)|\|\|`)
@@ -189,4 +202,54 @@ func similarity(x, y map[string]bool) float64 {
 		return float64(common) / float64(union)
 	}
 	return 0
+}
+
+var (
+	exactAssert = regexp.MustCompile(`^\s*assert\s*\(?\s*([\w.]+(?:\([^()]*\))?)\s*===?\s*\S`)
+	refuteOf    = regexp.MustCompile(`^\s*refute\s*\(?\s*([\w.]+(?:\([^()]*\))?)\s*(=~|!=|==|in\b)`)
+)
+
+// refutedInstead: an exact check of a value (assert x == ...) replaced by
+// a refutation on the same value (refute x =~ "warning"): anything but
+// the one thing refuted now passes.
+func refutedInstead(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		exact := map[string]Line{}
+		for _, l := range b.removed {
+			if m := exactOf(l.code); m != nil {
+				exact[m[1]] = l
+			}
+		}
+		if len(exact) == 0 {
+			continue
+		}
+		for _, l := range b.added {
+			if m := exactOf(l.code); m != nil {
+				delete(exact, m[1]) // still checked exactly
+			}
+		}
+		for _, l := range b.added {
+			if !strings.Contains(l.code, "refute") {
+				continue
+			}
+			if m := refuteOf.FindStringSubmatch(l.code); m != nil {
+				if was, ok := exact[m[1]]; ok {
+					out = append(out, c.finding("assertion-weakened", Concern, l, "a refutation replaces an exact check ("+strings.TrimSpace(was.Text)+"): anything but what it refutes now passes"))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// exactOf reads an exact check (assert x == ...): its subject.
+func exactOf(code string) []string {
+	if !strings.Contains(code, "==") || !strings.Contains(code, "assert") {
+		return nil
+	}
+	return exactAssert.FindStringSubmatch(code)
 }

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -27,6 +28,12 @@ var (
 	testTimeout = regexp.MustCompile(`\bmix\s+test\b.*--timeout[= ]+([0-9][0-9_]*)`)
 	// ignoredRecipe is a Makefile recipe line whose failure make ignores.
 	ignoredRecipe = regexp.MustCompile("^\t+-")
+	// jobOff is a workflow job or step switched off.
+	jobOff = regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`)
+	// shellSleep waits a fixed time in a script, not in a loop that polls
+	// for a service (until pg_isready; do sleep 1; done).
+	shellSleep = regexp.MustCompile(`(^|[;&|]\s*|run:\s*|^\s*-\s+)sleep\s+[0-9]`)
+	shellLoop  = regexp.MustCompile(`\b(until|while|for|do|done)\b`)
 )
 
 // ciFailure is what one added line of a CI workflow, a script or a
@@ -52,6 +59,12 @@ func ciFailure(path, line string) (rule, why string) {
 		return "failure-ignored", "the CI passes when this fails: a failing test run no longer fails the CI"
 	case tests && testTimeout.MatchString(line):
 		return "test-timeout-raised", "every test is given more time from the command line: a longer wait, not a fix"
+	case tests && fixedSeed.MatchString(line):
+		return "seed-fixed", "the tests run in one fixed order: a flake that depends on the order no longer shows"
+	case workflow && jobOff.MatchString(line):
+		return "test-skipped", "a job or step of the CI is switched off: what it ran no longer runs"
+	case shellSleep.MatchString(line) && !shellLoop.MatchString(line):
+		return "sleep-added", "the CI waits a fixed time before going on: a wait for what the tests need (a health check, a loop on it) is the fix"
 	case workflow && retryAction.MatchString(line):
 		return "ci-retry", "the step is retried until it passes: a flake that passes the second time no longer fails the CI"
 	}
@@ -68,15 +81,68 @@ func ciForgives(c change) []Finding {
 	var out []Finding
 	for _, b := range c.blocks {
 		had := map[string]bool{}
+		numbers := map[string]int64{}
 		for _, l := range b.removed {
 			if rule, _ := ciFailure(c.path, l.Text); rule != "" {
 				had[rule] = true
+			}
+			if m := ciNumber.FindStringSubmatch(l.Text); m != nil {
+				numbers[m[1]], _ = largestLiteral(m[2])
 			}
 		}
 		for _, l := range b.added {
 			if rule, why := ciFailure(c.path, l.Text); rule != "" && !had[rule] {
 				out = append(out, c.finding(rule, Concern, l, why))
+			} else if f := raisedCINumber(c, l, numbers); f != nil {
+				out = append(out, *f)
 			}
+		}
+	}
+	return out
+}
+
+// ciNumber is a CI setting that counts tries or bounds a wait
+// (max_attempts, retry: 2, timeout-minutes).
+var ciNumber = regexp.MustCompile(`(?i)^\s*(?:-\s+)?([\w-]*(?:attempt|retr|timeout|wait)[\w-]*):\s*["']?([0-9][0-9_]*)`)
+
+// raisedCINumber: in a CI's YAML, more tries than before (or tries where
+// there were none), or a wait made longer. A new job timeout is left
+// alone: it lowers the runner's default; so is a service's health check
+// (docker compose), which polls.
+func raisedCINumber(c change, l Line, before map[string]int64) *Finding {
+	m := ciNumber.FindStringSubmatch(l.Text)
+	if m == nil || !strings.HasSuffix(c.path, ".yml") && !strings.HasSuffix(c.path, ".yaml") || strings.Contains(c.path, "compose") {
+		return nil
+	}
+	now, _ := largestLiteral(m[2])
+	old, had := before[m[1]]
+	tries := !strings.Contains(strings.ToLower(m[1]), "timeout") && !strings.Contains(strings.ToLower(m[1]), "wait")
+	switch {
+	case tries && now > 1 && (!had || now > old):
+		f := c.finding("ci-retry", Concern, l, "the CI tries this again ("+m[1]+": "+m[2]+"): a flake that passes on a later try no longer fails it")
+		return &f
+	case !tries && had && now > old:
+		f := c.finding("test-timeout-raised", Concern, l, fmt.Sprintf("the CI waits longer (%s: %d, was %d): a longer wait, not a fix", m[1], now, old))
+		return &f
+	}
+	return nil
+}
+
+// fixedSeed runs the tests in one order: mix test --seed N, or a seed
+// given to ExUnit.start/configure.
+var fixedSeed = regexp.MustCompile(`--seed[= ]+[0-9]|\bseed:\s*[0-9]`)
+
+// seedsFixed: in the tests' setup (test_helper.exs, mix.exs aliases), the
+// seed fixed, so the tests always run in the same order. CI files are
+// read by ciForgives.
+func seedsFixed(c change) []Finding {
+	if !strings.HasSuffix(c.path, "test_helper.exs") && !strings.HasSuffix(c.path, "mix.exs") {
+		return nil
+	}
+	var out []Finding
+	for _, l := range c.added() {
+		if fixedSeed.MatchString(l.code) && (strings.HasSuffix(c.path, "test_helper.exs") || strings.Contains(l.Text, "test")) && !c.removedSame(l) {
+			out = append(out, c.finding("seed-fixed", Concern, l, "the tests run in one fixed order: a flake that depends on the order no longer shows"))
 		}
 	}
 	return out

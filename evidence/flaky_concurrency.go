@@ -16,7 +16,7 @@ var concurrentCalls = []string{"Task.async_stream", "Task.async", "Task.start", 
 
 var (
 	// oneCase runs the suite one module at a time.
-	oneCase        = regexp.MustCompile(`\bmax_cases:\s*1\b|--max-cases[= ]+1\b`)
+	oneCase        = regexp.MustCompile(`\bmax_cases:\s*[1-2]\b|--max-cases[= ]+[1-2]\b|\bmix\s+test\b[^#]*\s--trace\b|^\s*(test|"test"):\s*.*--trace\b`)
 	rangeEnd       = regexp.MustCompile(`\.\.\s*([0-9][0-9_]*)`)
 	maxConcurrency = regexp.MustCompile(`\bmax_concurrency:\s*([0-9][0-9_]*)`)
 )
@@ -37,7 +37,7 @@ func concurrencyReduced(c change) []Finding {
 	var out []Finding
 	for _, l := range c.added() {
 		if (c.test || configFile(c.path) || strings.HasSuffix(c.path, "mix.exs")) && oneCase.MatchString(l.Text) && !strings.HasPrefix(strings.TrimSpace(l.Text), "#") {
-			out = append(out, c.finding("concurrency-reduced", Concern, l, "the suite now runs one test module at a time: the tests no longer race each other, the flake is hidden"))
+			out = append(out, c.finding("concurrency-reduced", Concern, l, "the suite now runs fewer test modules at once (--trace: one test at a time): the tests no longer race each other, the flake is hidden"))
 		}
 	}
 	if !c.test {

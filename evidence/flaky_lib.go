@@ -18,13 +18,14 @@ var libTimeoutOption = regexp.MustCompile(`\b(\w*timeout):\s*([^,\])\s]+)`)
 // Finch, GenServer.call): 5 s.
 const defaultLibTimeout = 5_000
 
-// libTimeouts: outside the tests, a wait made longer in a block of the
+// libTimeouts: outside the tests (the code, and the configuration it
+// runs with), a wait made longer in a block of the
 // change: a call's timeout argument (GenServer.call, Task.await) read
 // across the lines of the call, or an option named *timeout, raised or
 // added above the 5 s clients default to. The slow path is given more
 // time; what makes it slow is left alone.
 func libTimeouts(c change) []Finding {
-	if c.test || !strings.HasSuffix(c.path, ".ex") || c.before == nil && c.file.OldPath != "" {
+	if c.test || !(strings.HasSuffix(c.path, ".ex") || appConfig(c.path)) || c.before == nil && c.file.OldPath != "" {
 		return nil
 	}
 	var out []Finding
@@ -50,6 +51,12 @@ func libTimeouts(c change) []Finding {
 		}
 	}
 	return out
+}
+
+// appConfig is a configuration the application runs with outside the
+// tests and development (config.exs, prod.exs, runtime.exs).
+func appConfig(p string) bool {
+	return strings.Contains(p, "config/") && strings.HasSuffix(p, ".exs") && !strings.HasSuffix(p, "/test.exs") && !strings.HasSuffix(p, "/dev.exs")
 }
 
 // timeoutsAt reads the timeouts a line sets: the timeout argument of each

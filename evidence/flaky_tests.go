@@ -12,7 +12,10 @@ import (
 // flaky_assertions.go, the one about running alone in flaky_async.go.
 
 var (
-	retryCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|repeat_until)[!?]?\s*\(`), []string{"retr", "repeat_until"}}
+	retryCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|repeat_until)[!?]?\s*(\(|with:)`), []string{"retr", "repeat_until"}}
+	// repeats run what they are given a number of times, not once per
+	// item of the test's data: around a check, they try it again.
+	repeats = hinted{regexp.MustCompile(`\b\d[\d_]*\.\.\d|Stream\.(repeatedly|cycle|iterate|interval)\b`), []string{"..", "Stream."}}
 	// pollCall waits for a condition, the recommended replacement of a
 	// fixed sleep (ExUnit has no such helper, so each project names its own).
 	pollCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+)[!?]?\s*\(`), []string{"eventually", "assert_", "wait_", "poll", "until_"}}
@@ -20,14 +23,15 @@ var (
 )
 
 // pollingHelper reports whether a block defines a helper that polls for a
-// condition: its sleep and rescue are how it polls.
-func pollingHelper(b block) bool {
+// condition, by its name or by what it does (definesPoller): its sleep
+// and rescue are how it polls.
+func (c change) pollingHelper(b block) bool {
 	for _, l := range b.added {
 		if pollDef.MatchString(l.code) {
 			return true
 		}
 	}
-	return false
+	return c.definesPoller(b)
 }
 
 // retries: a retry loop added to a test (the test run again until it
@@ -40,7 +44,7 @@ func retries(c change) []Finding {
 	}
 	var out []Finding
 	for _, b := range c.blocks {
-		sleepy, helper, noted := false, pollingHelper(b), false
+		sleepy, helper, noted := false, c.pollingHelper(b), false
 		for _, l := range b.added {
 			if _, ok := c.callTimeout(l.code, sleepCalls, 0, -1); ok {
 				sleepy = true
@@ -62,6 +66,8 @@ func retries(c change) []Finding {
 					out = append(out, c.finding("polling", Note, l, "the test polls for a condition: a fix when it waits for the state the test needs, not for the assertion to pass by chance"))
 				}
 				noted = true
+			case immediate && !helper && repeats.MatchString(line) && !attr:
+				out = append(out, c.finding("retry-loop", Concern, l, "an assertion that was checked once is now tried a number of times: the flake is retried, not fixed"))
 			case sleepy && !helper && (indexWord(line, "Enum.reduce_while") >= 0 || indexWord(line, "Stream.repeatedly") >= 0 || strings.Contains(line, "for _ <-")):
 				out = append(out, c.finding("retry-loop", Concern, l, "a loop with a sleep in it polls until the test passes: the flake is retried, not fixed"))
 			}
@@ -115,7 +121,7 @@ func rescues(c change) []Finding {
 	}
 	var out []Finding
 	for _, b := range c.blocks {
-		asserts, helper := false, pollingHelper(b)
+		asserts, helper := false, c.pollingHelper(b)
 		for _, l := range b.added {
 			if assertion.MatchString(l.code) || strings.Contains(l.Text, "AssertionError") {
 				asserts = true

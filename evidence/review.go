@@ -59,6 +59,7 @@ var constructs = map[string]string{
 	"pipeline-changed": "plug", "authorization-changed": "function", "check-removed": "function",
 	"default-changed": "function", "role-changed": "function", "privileged-bypass": "function",
 	"ci-retry": "config", "failure-ignored": "config", "not-parsed": "file",
+	"switched-off-in-tests": "config", "test-tagged-flaky": "test", "assertion-conditional": "assertion", "seed-fixed": "config",
 }
 
 // Review is what the rules found in a diff.
@@ -238,10 +239,15 @@ func elixirFile(p string) bool {
 }
 
 // configFile is where test runs are configured outside Elixir: CI
-// workflows and configurations, Makefiles, and scripts that run mix test.
+// workflows and configurations (YAML under .github/ and the other CIs'
+// folders, or at the root), the services the tests use (docker compose),
+// Makefiles, and scripts that run mix test.
 func configFile(p string) bool {
 	yaml := strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")
-	for _, dir := range []string{".github/workflows/", ".circleci/", ".buildkite/"} {
+	if yaml && (!strings.Contains(p, "/") || strings.Contains(p, "compose")) {
+		return true // .travis.yml, .drone.yml, bitbucket-pipelines.yml, docker-compose.yml
+	}
+	for _, dir := range []string{".github/", ".circleci/", ".buildkite/", ".semaphore/", ".gitlab/", ".woodpecker/"} {
 		if strings.HasPrefix(p, dir) && yaml {
 			return true
 		}

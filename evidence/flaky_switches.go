@@ -1,0 +1,128 @@
+package evidence
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The flaky rules about switching the flaky part off rather than fixing
+// it: the code under test told it runs in tests, a feature turned off in
+// the test configuration, the test tagged as flaky, an assertion made
+// conditional.
+
+// testEnvCheck compares the running environment with one of Mix's in the
+// code:
+// Mix.env(), config_env(), an :env read from the application's
+// configuration, or a module attribute holding either.
+var testEnvCheck = hinted{regexp.MustCompile(`(Mix\.env\(?\)?|config_env\(\)|get_env\(\s*:\w+\s*,\s*:(?:env|environment|mix_env)\s*\)|@(?:env|mix_env|environment))\s*(==|!=|===|!==|in)\s*(\[[^\]]*)?:(test|dev|prod)\b|:(test|dev|prod)\s*(==|!=)\s*Mix\.env`), []string{":test", ":dev", ":prod"}}
+
+// switchKey names a configuration key that turns something on or off.
+var (
+	onKey  = regexp.MustCompile(`(?:^|[\s,(\[{:])(enabled?\??|\w+_enabled\??|enable_\w+|start\w*|run_\w+|active|autostart|auto_\w+|schedul\w*|poll\w*|sync\w*)[:,]?\s*(?:=>\s*)?,?\s*false\b`)
+	offKey = regexp.MustCompile(`(?:^|[\s,(\[{:])(disabled?\??|\w+_disabled\??|disable_\w+|skip_\w+|no_\w+|bypass_\w+)[:,]?\s*(?:=>\s*)?,?\s*true\b`)
+)
+
+// switchedOff: code that takes another path in tests (a branch on the test
+// environment outside the tests), or a feature turned off in the tests'
+// configuration or by a test's put_env: the flaky path no longer runs in tests, so the test can
+// no longer show it. mix.exs and config/ are left out: they are where an
+// environment is meant to be chosen.
+func switchedOff(c change) []Finding {
+	if !elixirFile(c.path) || strings.HasSuffix(c.path, "mix.exs") {
+		return nil
+	}
+	var out []Finding
+	testConfig := strings.HasSuffix(c.path, "config/test.exs")
+	for _, l := range c.added() {
+		switch {
+		case c.test:
+			if strings.Contains(l.code, "put_env(") && (onKey.MatchString(l.code) || offKey.MatchString(l.code)) && !c.removedSame(l) {
+				out = append(out, c.finding("switched-off-in-tests", Concern, l, "the test turns something off in the application's environment: the code path that flaked no longer runs"))
+			}
+		case !testConfig && !strings.Contains(c.path, "config/") && testEnvCheck.MatchString(l.code):
+			out = append(out, c.finding("switched-off-in-tests", Concern, l, "the code under test checks whether it runs in tests: in tests it takes another path, so the flaky one is no longer tested"))
+		case testConfig && (onKey.MatchString(l.code) || offKey.MatchString(l.code)) && !c.removedSame(l):
+			out = append(out, c.finding("switched-off-in-tests", Concern, l, "the test configuration turns something off: the code path that flaked no longer runs in tests"))
+		}
+	}
+	return out
+}
+
+// removedSame reports whether the line was there before (moved in the
+// file, or reformatted): only what a change turns off is reported.
+func (c change) removedSame(l Line) bool {
+	key := strings.Join(strings.Fields(l.code), " ")
+	for _, r := range c.removed() {
+		if strings.Join(strings.Fields(r.code), " ") == key {
+			return true
+		}
+	}
+	return false
+}
+
+// flakyTag is a tag that marks a test as flaky or broken: projects
+// exclude such tags from their runs (test_helper.exs, mix test
+// --exclude), so the test stops running where the flake shows.
+var flakyTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(.*[\s,\[])?:?(flaky|flakey|unstable|broken|disabled|quarantined?|skip_ci|ci_skip|known_failure|intermittent|racy|skip_on_ci)\b`)
+
+// flakyTags: a test, describe block or module newly tagged as flaky.
+func flakyTags(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, l := range c.added() {
+		if strings.Contains(l.code, "tag") && flakyTag.MatchString(l.code) && !c.removedSame(l) {
+			out = append(out, c.finding("test-tagged-flaky", Concern, l, "the test is tagged as flaky: such tags are excluded from runs, so the flake is set aside, not fixed"))
+		}
+	}
+	return out
+}
+
+var (
+	inlineIf   = regexp.MustCompile(`^\s*(if|unless)\b.*\bdo:\s*(assert|refute)\w*\b`)
+	blockIf    = regexp.MustCompile(`^\s*(if|unless)\b.*\bdo\s*$`)
+	versionish = regexp.MustCompile(`Version\.|System\.(version|otp_release)|otp_release|Code\.ensure_loaded|function_exported\?|:os\.type`)
+)
+
+// conditionalAssertions: an assertion the test made every time now made
+// only when a condition holds (an `if` added around it, or `if ..., do:
+// assert`): on the runs where the flake shows, the check may be skipped.
+// A condition on the Elixir or OTP version, or on the OS, is left out:
+// it says where a check applies, not when it passes.
+func conditionalAssertions(c change) []Finding {
+	if !c.test {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		was := map[string]bool{}
+		for _, l := range b.removed {
+			if anyAssertion.MatchString(l.code) {
+				was[squashSpace(l.code)] = true
+			}
+		}
+		for i, l := range b.added {
+			if !strings.Contains(l.code, "if") && !strings.Contains(l.code, "unless") || versionish.MatchString(l.code) {
+				continue
+			}
+			if inlineIf.MatchString(l.code) {
+				out = append(out, c.finding("assertion-conditional", Concern, l, "the assertion is made only when a condition holds: on the runs where it would fail, it may not be checked"))
+				continue
+			}
+			if !blockIf.MatchString(l.code) || len(was) == 0 {
+				continue
+			}
+			for _, n := range b.added[i+1:] {
+				if was[squashSpace(n.code)] {
+					out = append(out, c.finding("assertion-conditional", Concern, l, "an assertion the test made every time is now inside a condition: on the runs where it would fail, it may not be checked"))
+					break
+				}
+				if strings.TrimSpace(n.code) == "end" {
+					break
+				}
+			}
+		}
+	}
+	return out
+}
