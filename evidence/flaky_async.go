@@ -76,8 +76,10 @@ func asyncOff(c change) []Finding {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
 			} else if why := c.sharedReason(l, &at); why != "" {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; its comment names what it shares ("+why+"), which the diff does not show: check it"))
+			} else if c.after == nil || c.after.fragment {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; the file was not read whole, so whether it touches global state (what running alone protects) was not checked"))
 			} else {
-				out = append(out, c.finding("async-disabled", Concern, l, "the module now runs alone, but the diff shows it touching no global state: running serially may only hide a race in the code under test"))
+				out = append(out, c.finding("async-disabled", Concern, l, "the module now runs alone, but the file touches no global state: running serially may only hide a race in the code under test"))
 			}
 		}
 	}
@@ -138,11 +140,8 @@ func HeadReads(d Diff, job Job) []string {
 			continue
 		}
 		c := newFileChange(f)
-		for _, finding := range asyncOff(c) {
-			if finding.Severity == Concern {
-				out = append(out, f.Path())
-				break
-			}
+		if len(c.touched) == 0 && len(asyncOff(c)) > 0 {
+			out = append(out, f.Path()) // what it touches is in the file, not the diff
 		}
 	}
 	return out

@@ -391,8 +391,28 @@ func TestAnExcuseTheFixWritesIsNoReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := Check(d, JobFlaky); r.Verdict != VerdictConcern {
+		// The module read whole at head, as the app reads it: it touches
+		// nothing global.
+		head := "defmodule ATest do\n" + string(sideText(d.Files[0], '+')) + "  end\nend\n"
+		if r := CheckWithHead(d, JobFlaky, map[string]string{"test/a_test.exs": head}); r.Verdict != VerdictConcern {
 			t.Errorf("%s: %s %+v", name, r.Verdict, r.Findings)
 		}
+	}
+}
+
+// A module made to run alone whose file was not read whole is a note that
+// says so: most such changes are right (they share global state the hunks
+// do not show), and what would tell was not read.
+func TestRunningAloneUnreadIsANoteThatSaysSo(t *testing.T) {
+	d, err := ParseDiff(strings.NewReader(hunkOf("test/a_test.exs", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Check(d, JobFlaky)
+	if r.Verdict != VerdictNote || len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Why, "not read whole") {
+		t.Fatalf("%s %+v", r.Verdict, r.Findings)
+	}
+	if got := HeadReads(d, JobFlaky); len(got) != 1 || got[0] != "test/a_test.exs" {
+		t.Fatalf("HeadReads = %v, want the module", got)
 	}
 }

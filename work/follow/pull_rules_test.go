@@ -39,6 +39,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 		follows   bool
 		state     string // of the followed pull request
 		check     string // the evidence check run's title; "" for none
+		summary   string // in its summary, when set
 	}{
 		{name: "a flaky fix with a sleep", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(sleepy),
 			follows: true, state: runs.PullOpen, check: "Evidence: 1 concern"},
@@ -51,7 +52,7 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 		{name: "a module made to run alone, its global state outside the hunks", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(alone),
 			headFiles: map[string]string{module: string(atHead)}, follows: true, state: runs.PullOpen, check: "Evidence: 1 note"},
 		{name: "the same module when its file cannot be read at head", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diff: string(alone),
-			follows: true, state: runs.PullOpen, check: "Evidence: 1 concern"},
+			follows: true, state: runs.PullOpen, check: "Evidence: 1 note", summary: "was not read whole"},
 		{name: "a diff GitHub will not produce", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", pull: &open, diffErr: github.ErrDiffTooLarge,
 			follows: true, state: runs.PullOpen, check: "Evidence: not checked: GitHub will not produce a diff this large"},
 		{name: "a pull request that is gone", kind: runs.KindFlaky, prURL: "https://github.com/hexpm/hexpm/pull/77", follows: true, state: runs.PullGone},
@@ -96,6 +97,9 @@ func TestWhatFollowingAPullRequestDoes(t *testing.T) {
 			}
 			if strings.Join(titles, "|") != c.check {
 				t.Fatalf("check runs %q, want %q", titles, c.check)
+			}
+			if c.summary != "" && !strings.Contains(gh.Checks[0].Summary, c.summary) {
+				t.Fatalf("check run summary %q, want %q in it", gh.Checks[0].Summary, c.summary)
 			}
 			if c.check != "" && (run.PR.Suites["github-actions/1"] != "success" || len(run.PR.Suites) != 1) {
 				t.Fatalf("suites %v: the CI's, not pitcrew's own", run.PR.Suites)
