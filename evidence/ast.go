@@ -30,8 +30,9 @@ type source struct {
 	named map[string][]int
 	polls []int
 	// pollers are the file's own functions that poll whatever their
-	// name: a sleep in a body that calls itself or loops.
-	pollers map[string]bool
+	// name: a sleep in a body that calls itself or loops; defined are all
+	// the functions it defines.
+	pollers, defined map[string]bool
 }
 
 // testUnit is one ExUnit test: `describe/test` name and its lines.
@@ -236,9 +237,9 @@ func (w *walker) finish(stubs [][2]int) {
 		}
 		w.s.named[c.name] = append(w.s.named[c.name], i)
 	}
-	w.s.pollers = w.s.localPollers()
+	w.s.pollers, w.s.defined = w.s.localPollers()
 	for i, c := range w.s.calls {
-		if w.poll(c.name) || w.s.pollers[c.name] {
+		if w.s.pollsByName(c.name, w.poll(c.name)) {
 			w.s.polls = append(w.s.polls, i)
 		}
 	}

@@ -79,8 +79,8 @@ var loopCalls = []string{"Enum.reduce_while", "Stream.repeatedly", "Stream.itera
 // localPollers are the functions a file defines whose body sleeps and
 // either calls the function again or loops: they poll, whatever their
 // names say.
-func (s *source) localPollers() map[string]bool {
-	out := map[string]bool{}
+func (s *source) localPollers() (pollers, defined map[string]bool) {
+	out, defined := map[string]bool{}, map[string]bool{}
 	for _, def := range s.calls {
 		if def.name != "def" && def.name != "defp" || len(def.args) == 0 {
 			continue
@@ -89,6 +89,7 @@ func (s *source) localPollers() map[string]bool {
 		if name == "" {
 			continue
 		}
+		defined[name] = true
 		sleeps, again := false, 0
 		for _, c := range s.calls {
 			if c.start < def.start || c.end > def.end {
@@ -107,7 +108,18 @@ func (s *source) localPollers() map[string]bool {
 			out[name] = true
 		}
 	}
-	return out
+	return out, defined
+}
+
+// pollsByName reports whether a name is a polling helper's: a function of
+// the file that polls (localPollers), or one named like a poll
+// (pollName) that the file does not define as something else. A
+// wait_for_done that only asserts a message is not a poll.
+func (s *source) pollsByName(name string, named bool) bool {
+	if s.pollers[name] {
+		return true
+	}
+	return named && (s.fragment || !s.defined[name])
 }
 
 // definesPoller reports whether a block adds a function that polls

@@ -169,3 +169,28 @@ func unifiedWhole(a, b string) string {
 	}
 	return s.String()
 }
+
+// A helper is a poll by what it does when its file is read whole: named
+// like one but only sleeping, its sleep is a sleep; named otherwise but
+// sleeping in a loop, it polls.
+func TestAPollIsKnownByWhatItDoes(t *testing.T) {
+	base := "defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"x\" do\n    Foo.index(1)\n    assert Foo.indexed?(1)\n  end\nend\n"
+	for name, c := range map[string]struct{ head, rule string }{
+		"named like a poll, it only sleeps": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"x\" do\n    Foo.index(1)\n    wait_for_index()\n    assert Foo.indexed?(1)\n  end\n\n  defp wait_for_index do\n    Process.sleep(500)\n  end\nend\n", "sleep-added"},
+		"named otherwise, it polls":         {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"x\" do\n    Foo.index(1)\n    check(fn -> Foo.indexed?(1) end)\n  end\n\n  defp check(f, n \\\\ 10) do\n    if f.(), do: :ok, else: (Process.sleep(10); check(f, n - 1))\n  end\nend\n", "retry-loop"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := ParseDiff(strings.NewReader("--- a/test/x_test.exs\n+++ b/test/x_test.exs\n" + unifiedWhole(base, c.head)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := CheckFiles(d, JobFlaky, map[string]string{"test/x_test.exs": base}, map[string]string{"test/x_test.exs": c.head})
+			for _, f := range r.Findings {
+				if f.Rule == c.rule && f.Severity == Concern {
+					return
+				}
+			}
+			t.Fatalf("no %s concern: %+v", c.rule, r.Findings)
+		})
+	}
+}

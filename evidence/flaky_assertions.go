@@ -23,7 +23,7 @@ func deletedAssertions(c change) []Finding {
 		}
 	}
 	for _, l := range c.added() {
-		if anyAssertion.MatchString(l.code) {
+		if anyAssertion.MatchString(l.code) && !trivial.MatchString(l.code) {
 			added++
 		}
 	}
@@ -79,6 +79,10 @@ func strength(line string) (score, wildcards int) {
 	}
 	return score, wildcards
 }
+
+// trivial is an assertion that cannot fail: it replaces a check, it is
+// not one.
+var trivial = regexp.MustCompile(`^\s*(assert\s*\(?\s*(true|:ok|1|"[^"]*")|refute\s*\(?\s*(false|nil))\s*\)?\s*$`)
 
 var (
 	pinnedMatch = regexp.MustCompile(`^\s*assert\w*\s*\(?.*\^[a-z_]\w*`)
@@ -137,6 +141,9 @@ func weakenedAssertions(c change) []Finding {
 			case pinnedMatch.MatchString(n.line.code) && !pinnedMatch.MatchString(w.line.code):
 				// A match on the test's own data (%{^id => 1} = counts) reads
 				// only its own rows where others' may be: narrower, not looser.
+			case fieldMatched(w.line.code, n.line.code):
+				// assert x.name == "a" made assert %{name: "a"} = x: the same
+				// field checked for the same value.
 			case s1 < s0 && !kept(w, now, s0):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion checks less than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): it may pass without the behaviour"))
 			case s1 == s0 && w1 > w0:
@@ -252,4 +259,23 @@ func exactOf(code string) []string {
 		return nil
 	}
 	return exactAssert.FindStringSubmatch(code)
+}
+
+var (
+	fieldEquals = regexp.MustCompile(`^\s*assert\s*\(?\s*([a-z_]\w*)\.([a-z_]\w*)\s*==\s*(.+?)\s*\)?\s*$`)
+	matchOnto   = regexp.MustCompile(`=\s*([a-z_]\w*)\s*\)?\s*$`)
+)
+
+// fieldMatched reports whether an assertion that compared one field of a
+// value (assert x.name == "a") became a match of the same value whose
+// pattern holds that field with the same value (assert %{name: "a"} = x).
+func fieldMatched(was, now string) bool {
+	f := fieldEquals.FindStringSubmatch(was)
+	m := matchOnto.FindStringSubmatch(now)
+	if f == nil || m == nil || f[1] != m[1] {
+		return false
+	}
+	value := regexp.QuoteMeta(f[3])
+	return regexp.MustCompile(`\b`+regexp.QuoteMeta(f[2])+`:\s*`+value+`\s*[,}]`).MatchString(now) ||
+		regexp.MustCompile(`"`+regexp.QuoteMeta(f[2])+`"\s*=>\s*`+value+`\s*[,}]`).MatchString(now)
 }

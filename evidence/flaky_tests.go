@@ -27,11 +27,22 @@ var (
 // and rescue are how it polls.
 func (c change) pollingHelper(b block) bool {
 	for _, l := range b.added {
-		if pollDef.MatchString(l.code) {
+		if m := pollDef.FindStringSubmatch(l.code); m != nil && (c.after == nil || c.after.pollsByName(m[1], true)) {
 			return true
 		}
 	}
 	return c.definesPoller(b)
+}
+
+// namedPoll reports whether a line calls or defines a helper named like a
+// poll, unless the file read whole defines it as something that does not
+// poll.
+func (c change) namedPoll(line string) bool {
+	m := pollCall.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	return c.after == nil || c.after.pollsByName(m[1], true)
 }
 
 // retries: a retry loop added to a test (the test run again until it
@@ -54,7 +65,7 @@ func retries(c change) []Finding {
 		for _, l := range b.added {
 			line := l.code
 			attr := strings.HasPrefix(strings.TrimSpace(line), "@")
-			polls := !attr && (pollCall.MatchString(line) || c.pollAt(l))
+			polls := !attr && (c.namedPoll(line) || c.pollAt(l))
 			switch {
 			case retryCall.MatchString(line) && !attr:
 				out = append(out, c.finding("retry-loop", Concern, l, "the test tries again until it passes: the flake is retried, not fixed"))
@@ -146,6 +157,9 @@ func rescues(c change) []Finding {
 // ciOnly wraps tests in a condition on the CI's environment.
 var ciOnly = regexp.MustCompile(`^\s*(if|unless)\b.*System\.(get_env|fetch_env!?)\(\s*"(CI|GITHUB_ACTIONS|GITLAB_CI)"`)
 
+// neverRuns is a block whose condition is a constant that skips it.
+var neverRuns = regexp.MustCompile(`^\s*(if\s+(false|nil)|unless\s+true)\s+do\s*$`)
+
 var skipTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(.*[\s,\[])?(:skip\b|skip:|:pending\b|pending:|:wip\b)`)
 
 // skips: a test, describe block or module tagged to be skipped.
@@ -155,6 +169,8 @@ func skips(c change) []Finding {
 		switch {
 		case skipTag.MatchString(l.code):
 			out = append(out, c.finding("test-skipped", Concern, l, "the test is skipped: it no longer runs, so it can no longer flake or fail"))
+		case c.test && neverRuns.MatchString(l.code):
+			out = append(out, c.finding("test-skipped", Concern, l, "the code inside never runs: the tests in it no longer run, so they can no longer flake or fail"))
 		case c.test && ciOnly.MatchString(l.Text):
 			out = append(out, c.finding("test-skipped", Concern, l, "the tests inside run or not depending on the CI's environment: where the flake shows, they may not run"))
 		}
