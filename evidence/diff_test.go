@@ -151,6 +151,9 @@ func FuzzParseDiff(f *testing.F) {
 	f.Add("--- a/test/test_helper.exs\n+++ b/test/test_helper.exs\n@@ -1 +1,2 @@\n-ExUnit.start()\n+t = String.to_integer(System.get_env(\"T\") || \"200\")\n+ExUnit.start(assert_receive_timeout: t)\n")
 	f.Add("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,3 +1,3 @@\n-  use A.Case, async: true\n+  use A.Case\n-    assert_in_delta x, 1, 0.1\n+    assert_in_delta x, 1, 0.5\n-    assert e in 1..2\n+    assert e >= 1\n")
 	f.Add("--- a/lib/x_controller.ex\n+++ b/lib/x_controller.ex\n@@ -1,4 +1,3 @@\n   plug :authorize,\n-       [fun: &a/2]\n+       [fun: {M, :a}]\n        when action in [:x]\n")
+	f.Add("--- a/lib/p/policy.ex\n+++ b/lib/p/policy.ex\n@@ -1 +1,5 @@\n-  defp ok?(u), do: is_map(u.m)\n+  defp ok?(u) do\n+    case u.m do\n+      nil -> false\n+      m -> is_map(m)\n+    end\n")
+	f.Add("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1,4 @@\n-    assert f() == 1\n+    check(fn -> assert f() == 1 end)\n+  defp check(g), do: (Process.sleep(1); check(g))\n+    if false do\n+    {:ok, _} = Req.get(u)\n")
+	f.Add("--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1,3 @@\n-          max_attempts: 2\n+          max_attempts: 5\n+      - run: mix test --seed 0 --trace\n+    if: false\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		d, err := ParseDiff(strings.NewReader(in))
 		if err != nil {
