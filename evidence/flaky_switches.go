@@ -18,7 +18,7 @@ var testEnvCheck = hinted{regexp.MustCompile(`(Mix\.env\(?\)?|config_env\(\)|get
 
 // switchKey names a configuration key that turns something on or off.
 var (
-	onKey  = regexp.MustCompile(`(?:^|[\s,(\[{:])(enabled?\??|\w+_enabled\??|enable_\w+|start\w*|run_\w+|active|autostart|auto_\w+|schedul\w*|poll\w*|sync\w*)[:,]?\s*(?:=>\s*)?,?\s*false\b`)
+	onKey  = regexp.MustCompile(`(?:^|[\s,(\[{:])(enabled?\??|\w+_enabled\??|enable_\w+|start\w*|run_\w+|active|autostart|auto_start|schedul\w*|poll\w*)[:,]?\s*(?:=>\s*)?,?\s*false\b`)
 	offKey = regexp.MustCompile(`(?:^|[\s,(\[{:])(disabled?\??|\w+_disabled\??|disable_\w+|skip_\w+|no_\w+|bypass_\w+)[:,]?\s*(?:=>\s*)?,?\s*true\b`)
 )
 
