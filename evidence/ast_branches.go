@@ -8,10 +8,10 @@ import (
 
 // What a policy function's body requires when it branches: `case` and
 // `if`. Each branch that admits is an alternative, holding what leads to
-// it (the case subject matching the clause's pattern, the if's
-// condition) and what its body requires. What an earlier clause excludes
-// is not carried to the later ones: the alternatives read looser than
-// the code, so a change is never read as stricter than it is.
+// it: the case subject matching the clause's pattern and not matching
+// any earlier clause's, the if's condition or its negation, and what the
+// branch's body requires. A deny branch removed thus leaves the other
+// branches asking less, which reads as a loosening.
 
 // branches reads a case or if call as alternatives; ok is false for any
 // other node.
@@ -30,23 +30,25 @@ func (w *walker) branches(n *sitter.Node) (alts [][]string, ok bool) {
 	subject := squashSpace(w.text(args.NamedChild(0)))
 	if name == "if" {
 		// The do part's value is its last expression.
-		var then *sitter.Node
-		var out [][]string
+		var then, otherwise *sitter.Node
 		for i := 0; i < int(block.NamedChildCount()); i++ {
 			if part := block.NamedChild(i); part.Type() == "else_block" {
-				out = append(out, w.requirementOfBlock(part)...)
+				otherwise = part
 			} else {
 				then = part
 			}
 		}
+		var out [][]string
 		if then != nil {
-			for _, alt := range w.requirement(then) {
-				out = append(out, append([]string{subject}, alt...))
-			}
+			out = append(out, prefixed([]string{subject}, w.requirement(then))...)
+		}
+		if otherwise != nil {
+			out = append(out, prefixed([]string{"not (" + subject + ")"}, w.requirementOfBlock(otherwise))...)
 		}
 		return out, true
 	}
 	var out [][]string
+	var earlier []string // what the clauses before this one did not match
 	for i := 0; i < int(block.NamedChildCount()); i++ {
 		clause := block.NamedChild(i)
 		if clause.Type() != "stab_clause" {
@@ -57,26 +59,47 @@ func (w *walker) branches(n *sitter.Node) (alts [][]string, ok bool) {
 			return nil, false
 		}
 		pattern := squashSpace(w.text(left))
-		for _, alt := range w.requirement(right) {
-			var conds []string
-			if bareName.MatchString(pattern) {
-				// A name takes the subject's value: what the body asks of
-				// the name it asks of the subject.
-				word := regexp.MustCompile(`\b` + regexp.QuoteMeta(pattern) + `\b`)
-				for _, c := range alt {
-					conds = append(conds, word.ReplaceAllLiteralString(c, subject))
+		body := w.requirement(right)
+		if bareName.MatchString(pattern) {
+			// A name takes the subject's value: what the body asks of the
+			// name it asks of the subject.
+			word := regexp.MustCompile(`\b` + regexp.QuoteMeta(pattern) + `\b`)
+			for j, alt := range body {
+				conds := make([]string, len(alt))
+				for k, c := range alt {
+					conds[k] = word.ReplaceAllLiteralString(c, subject)
 				}
-			} else {
-				conds = append([]string{subject + " matches " + pattern}, alt...)
+				body[j] = conds
 			}
-			out = append(out, conds)
+			out = append(out, prefixed(earlier, body)...)
+			continue
+		}
+		match := subject + " matches " + pattern
+		if !ignored.MatchString(pattern) {
+			out = append(out, prefixed(append(append([]string{}, earlier...), match), body)...)
+			earlier = append(earlier, "not ("+match+")")
+		} else {
+			out = append(out, prefixed(earlier, body)...)
 		}
 	}
 	return out, true
 }
 
-// bareName is a pattern that binds the whole value to a name.
-var bareName = regexp.MustCompile(`^[a-z_]\w*$`)
+// prefixed is each alternative with conds before its own conditions.
+func prefixed(conds []string, alts [][]string) [][]string {
+	out := make([][]string, len(alts))
+	for i, alt := range alts {
+		out[i] = append(append([]string{}, conds...), alt...)
+	}
+	return out
+}
+
+var (
+	// bareName is a pattern that binds the whole value to a name.
+	bareName = regexp.MustCompile(`^[a-z]\w*$`)
+	// ignored is a pattern that matches anything and binds nothing.
+	ignored = regexp.MustCompile(`^_\w*$`)
+)
 
 // requirementOfBlock reads an else block by its value, its last
 // expression.

@@ -3,6 +3,7 @@ package evidence
 import (
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -69,18 +70,19 @@ func (c change) stubSleep(l Line) bool {
 	return found
 }
 
-// pollName is a helper that polls for a condition (ExUnit has none, so
-// each project names its own).
-var pollName = regexp.MustCompile(`^(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|poll|poll_until\w*)[!?]?$`)
+// pollName is the name of a helper that polls for a condition.
+var pollName = regexp.MustCompile(`^(` + pollNames + `)[!?]?$`)
 
-// loopCalls repeat what they are given; with a sleep, they poll.
-var loopCalls = []string{"Enum.reduce_while", "Stream.repeatedly", "Stream.iterate", "Enum.find_value", "Enum.any?", "for"}
+// loopCalls run what they are given again and again, not once per item
+// of data (a for or an Enum.map over rows inserts them); with a sleep,
+// they poll.
+var loopCalls = []string{"Enum.reduce_while", "Stream.repeatedly", "Stream.iterate", "Stream.cycle"}
 
 // localPollers are the functions a file defines whose body sleeps and
-// either calls the function again or loops: they poll, whatever their
-// names say.
+// either calls the function again or repeats (loopCalls): they poll,
+// whatever their names say. defined holds every function it defines.
 func (s *source) localPollers() (pollers, defined map[string]bool) {
-	out, defined := map[string]bool{}, map[string]bool{}
+	pollers, defined = map[string]bool{}, map[string]bool{}
 	for _, def := range s.calls {
 		if def.name != "def" && def.name != "defp" || len(def.args) == 0 {
 			continue
@@ -90,26 +92,60 @@ func (s *source) localPollers() (pollers, defined map[string]bool) {
 			continue
 		}
 		defined[name] = true
-		sleeps, again := false, 0
-		for _, c := range s.calls {
-			if c.start < def.start || c.end > def.end {
-				continue
-			}
-			switch {
-			case slices.Contains(sleepCalls, c.name):
-				sleeps = true
-			case c.name == name:
-				again++ // the head is one
-			case slices.Contains(loopCalls, c.name):
-				again += 2
-			}
+		sleeps := 0
+		for _, n := range sleepCalls {
+			sleeps += s.callsIn(n, def, 1)
 		}
-		if sleeps && again >= 2 {
-			out[name] = true
+		if sleeps == 0 {
+			continue
+		}
+		// The head is a call of the name only when written with
+		// parentheses; one more call of it in the body calls itself.
+		again := s.callsIn(name, def, 2)
+		if !strings.Contains(def.args[0], "(") {
+			again++
+		}
+		for _, n := range loopCalls {
+			again += 2 * s.callsIn(n, def, 1)
+		}
+		if again >= 2 {
+			pollers[name] = true
 		}
 	}
-	return out, defined
+	return pollers, defined
 }
+
+// callsIn counts the calls of name within span's lines, up to most: the
+// calls are in the order they start, so the ones inside are found by a
+// binary search, not a scan.
+func (s *source) callsIn(name string, span callSite, most int) int {
+	idx := s.named[name]
+	i := sort.Search(len(idx), func(i int) bool { return s.calls[idx[i]].start >= span.start })
+	n := 0
+	for ; i < len(idx) && n < most && s.calls[idx[i]].start <= span.end; i++ {
+		if s.calls[idx[i]].end <= span.end {
+			n++
+		}
+	}
+	return n
+}
+
+// definesPoller reports whether a block adds a function that polls
+// (localPollers): its sleep and rescue are how it polls.
+func (c change) definesPoller(b block) bool {
+	if c.after == nil || len(c.after.pollers) == 0 {
+		return false
+	}
+	for _, l := range b.added {
+		if m := defName.FindStringSubmatch(l.code); m != nil && c.after.pollers[m[1]] {
+			return true
+		}
+	}
+	return false
+}
+
+// defName is a function definition's name, with or without parentheses.
+var defName = regexp.MustCompile(`^\s*defp?\s+([a-z_]\w*[?!]?)`)
 
 // pollsByName reports whether a name is a polling helper's: a function of
 // the file that polls (localPollers), or one named like a poll
@@ -120,20 +156,6 @@ func (s *source) pollsByName(name string, named bool) bool {
 		return true
 	}
 	return named && (s.fragment || !s.defined[name])
-}
-
-// definesPoller reports whether a block adds a function that polls
-// (localPollers): its sleep and rescue are how it polls.
-func (c change) definesPoller(b block) bool {
-	if c.after == nil || len(c.after.pollers) == 0 {
-		return false
-	}
-	for _, l := range b.added {
-		if m := waitDef.FindStringSubmatch(l.code); m != nil && c.after.pollers[m[1]] {
-			return true
-		}
-	}
-	return false
 }
 
 // pollAt reports whether an added line holds a call of a polling helper,

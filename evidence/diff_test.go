@@ -202,7 +202,18 @@ func BenchmarkCheckAtTheBounds(b *testing.B) {
 	for i := 0; i < MaxChangedLine/2-1; i++ {
 		fmt.Fprintf(&asserts, "+    assert a%d == c\n", i)
 	}
-	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String()} {
+	// A test configuration that switches off a feature on every line, and
+	// as many lines removed: what the rules that ask "was it there
+	// before" compare.
+	var config strings.Builder
+	config.WriteString("--- a/config/test.exs\n+++ b/config/test.exs\n@@ -1,9999 +1,9999 @@\n")
+	for i := 0; i < MaxChangedLine/2-1; i++ {
+		fmt.Fprintf(&config, "-config :a, A%d, enabled: true\n", i)
+	}
+	for i := 0; i < MaxChangedLine/2-1; i++ {
+		fmt.Fprintf(&config, "+config :a, A%d, enabled: false\n", i)
+	}
+	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String(), "config": config.String()} {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				d, err := ParseDiff(strings.NewReader(in))

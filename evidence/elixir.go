@@ -24,6 +24,9 @@ type change struct {
 	// before and after are the file's two sides read as code (readCode);
 	// nil for the side a file added or deleted lacks, or before reading.
 	before, after *source
+	// removedCode holds each removed line's code, spaces squashed: what a
+	// rule asks to tell a line moved or reformatted from one added.
+	removedCode map[string]bool
 }
 
 // block is a run of removed lines followed by the added lines that
@@ -33,7 +36,7 @@ type block struct {
 }
 
 func newFileChange(f File) change {
-	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }}
+	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}}
 	for _, h := range f.Hunks {
 		var cur block
 		flush := func() {
@@ -51,6 +54,7 @@ func newFileChange(f File) change {
 					flush()
 				}
 				cur.removed = append(cur.removed, l)
+				c.removedCode[squashSpace(l.code)] = true
 			case '+':
 				cur.added = append(cur.added, l)
 				c.ownAdded[movedKeyOf(l.code)]++

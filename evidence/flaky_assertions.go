@@ -33,8 +33,12 @@ func deletedAssertions(c change) []Finding {
 		if c.before == nil || c.after == nil || c.before.fragment || c.after.fragment {
 			return nil
 		}
+		readded := map[string]bool{} // an assertion moved to another test of the file checks as much
+		for _, l := range c.added() {
+			readded[squashSpace(l.code)] = true
+		}
 		for _, l := range gone {
-			if t := c.before.testAt(l.Old); t != nil && c.after.hasTest(t.name) && !c.testKeeps(l, assertionCall) {
+			if t := c.before.testAt(l.Old); t != nil && c.after.hasTest(t.name) && !readded[squashSpace(l.code)] && !c.testKeeps(l, assertionCall) {
 				return []Finding{c.finding("assertion-deleted", Concern, l, fmt.Sprintf("the test %q makes fewer assertions than before: it checks less", t.name))}
 			}
 		}

@@ -32,8 +32,10 @@ var (
 	jobOff = regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`)
 	// shellSleep waits a fixed time in a script, not in a loop that polls
 	// for a service (until pg_isready; do sleep 1; done).
-	shellSleep = regexp.MustCompile(`(^|[;&|]\s*|run:\s*|^\s*-\s+)sleep\s+[0-9]`)
+	shellSleep = regexp.MustCompile(`(^\s*|[;&|]\s*|run:\s*|-\s+)sleep\s+[0-9]`)
 	shellLoop  = regexp.MustCompile(`\b(until|while|for|do|done)\b`)
+	loopOpens  = regexp.MustCompile(`^\s*(-\s+|run:\s*)?(until|while|for)\b`)
+	loopCloses = regexp.MustCompile(`\bdone\b`)
 )
 
 // ciFailure is what one added line of a CI workflow, a script or a
@@ -60,11 +62,9 @@ func ciFailure(path, line string) (rule, why string) {
 	case tests && testTimeout.MatchString(line):
 		return "test-timeout-raised", "every test is given more time from the command line: a longer wait, not a fix"
 	case tests && fixedSeed.MatchString(line):
-		return "seed-fixed", "the tests run in one fixed order: a flake that depends on the order no longer shows"
+		return "seed-fixed", seedFixedWhy
 	case workflow && jobOff.MatchString(line):
 		return "test-skipped", "a job or step of the CI is switched off: what it ran no longer runs"
-	case shellSleep.MatchString(line) && !shellLoop.MatchString(line):
-		return "sleep-added", "the CI waits a fixed time before going on: a wait for what the tests need (a health check, a loop on it) is the fix"
 	case workflow && retryAction.MatchString(line):
 		return "ci-retry", "the step is retried until it passes: a flake that passes the second time no longer fails the CI"
 	}
@@ -79,6 +79,12 @@ func ciForgives(c change) []Finding {
 		return nil
 	}
 	var out []Finding
+	looped := shellLoops(c)
+	for _, l := range c.added() {
+		if shellSleep.MatchString(l.Text) && !shellLoop.MatchString(l.Text) && !looped[l.New] && !c.removedSame(l) && !strings.HasPrefix(strings.TrimSpace(l.Text), "#") {
+			out = append(out, c.finding("sleep-added", Concern, l, "the CI waits a fixed time before going on: a wait for what the tests need (a health check, a loop on it) is the fix"))
+		}
+	}
 	for _, b := range c.blocks {
 		had := map[string]bool{}
 		numbers := map[string]int64{}
@@ -111,7 +117,7 @@ var ciNumber = regexp.MustCompile(`(?i)^\s*(?:-\s+)?([\w-]*(?:attempt|retr|timeo
 // (docker compose), which polls.
 func raisedCINumber(c change, l Line, before map[string]int64) *Finding {
 	m := ciNumber.FindStringSubmatch(l.Text)
-	if m == nil || !strings.HasSuffix(c.path, ".yml") && !strings.HasSuffix(c.path, ".yaml") || strings.Contains(c.path, "compose") {
+	if m == nil || !yamlFile(c.path) || strings.Contains(c.path, "compose") {
 		return nil
 	}
 	now, _ := largestLiteral(m[2])
@@ -128,9 +134,33 @@ func raisedCINumber(c change, l Line, before map[string]int64) *Finding {
 	return nil
 }
 
+// shellLoops are the lines the diff shows inside a shell loop written
+// over several lines (until pg_isready; do / sleep 1 / done): a sleep
+// there is how the loop polls.
+func shellLoops(c change) map[int]bool {
+	out := map[int]bool{}
+	depth := 0
+	for _, l := range c.all {
+		if l.Kind == '-' {
+			continue
+		}
+		if depth > 0 {
+			out[l.New] = true
+		}
+		if loopOpens.MatchString(l.Text) && !loopCloses.MatchString(l.Text) {
+			depth++
+		} else if loopCloses.MatchString(l.Text) && depth > 0 {
+			depth--
+		}
+	}
+	return out
+}
+
 // fixedSeed runs the tests in one order: mix test --seed N, or a seed
 // given to ExUnit.start/configure.
 var fixedSeed = regexp.MustCompile(`--seed[= ]+[0-9]|\bseed:\s*[0-9]`)
+
+const seedFixedWhy = "the tests run in one fixed order: a flake that depends on the order no longer shows"
 
 // seedsFixed: in the tests' setup (test_helper.exs, mix.exs aliases), the
 // seed fixed, so the tests always run in the same order. CI files are
@@ -142,7 +172,7 @@ func seedsFixed(c change) []Finding {
 	var out []Finding
 	for _, l := range c.added() {
 		if fixedSeed.MatchString(l.code) && (strings.HasSuffix(c.path, "test_helper.exs") || strings.Contains(l.Text, "test")) && !c.removedSame(l) {
-			out = append(out, c.finding("seed-fixed", Concern, l, "the tests run in one fixed order: a flake that depends on the order no longer shows"))
+			out = append(out, c.finding("seed-fixed", Concern, l, seedFixedWhy))
 		}
 	}
 	return out

@@ -24,6 +24,7 @@ func matchesLoosened(c change) []Finding {
 	}
 	var out []Finding
 	for _, b := range c.blocks {
+		var byCall map[string]Line // each added line by the call it ends with, read once per block
 		for _, r := range b.removed {
 			if !strings.Contains(r.code, "=") || !strings.ContainsAny(r.code, ":{%[") {
 				continue
@@ -32,64 +33,110 @@ func matchesLoosened(c change) []Finding {
 			if m == nil || strings.HasPrefix(strings.TrimSpace(r.code), "assert") {
 				continue
 			}
+			if byCall == nil {
+				byCall = callEnds(b.added)
+			}
 			pattern, expr := strings.TrimSpace(m[1]), strings.TrimSpace(m[2])
-			_, w0 := strength(pattern)
-			for _, a := range b.added {
-				code := strings.TrimSpace(a.code)
-				if !strings.HasSuffix(code, expr) {
-					continue
-				}
-				lhs := strings.TrimSpace(strings.TrimSuffix(code, expr))
-				switch {
-				case lhs == "" || lhs == "_ =" || strings.HasPrefix(lhs, "_") && strings.HasSuffix(lhs, "="):
-					out = append(out, c.finding("assertion-weakened", Concern, a, "the result of "+expr+" was matched ("+pattern+") and is no longer checked: the test passes whatever it returns"))
-				case strings.HasSuffix(lhs, "=") && !strings.Contains(lhs, "^"):
-					if _, w1 := strength(strings.TrimSuffix(lhs, "=")); w1 > w0 {
-						out = append(out, c.finding("assertion-weakened", Concern, a, "the match on "+expr+" accepts more than before ("+pattern+"): a wildcard took a value's place"))
-					}
-				}
-				break
+			a, ok := byCall[expr]
+			if !ok {
+				continue
+			}
+			lhs := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(a.code), expr))
+			bound := strings.TrimSpace(strings.TrimSuffix(lhs, "="))
+			switch {
+			case lhs == "assert":
+				out = append(out, c.finding("assertion-weakened", Concern, a, "the result of "+expr+" was matched ("+pattern+") and is now only checked to be truthy: {:error, _} passes too"))
+			case bareName.MatchString(bound) || strings.HasPrefix(lhs, "assert"):
+				// Bound to a name, the result is read later; an assert
+				// with a pattern is the assertion rules' to compare.
+			case lhs == "" || ignored.MatchString(bound):
+				out = append(out, c.finding("assertion-weakened", Concern, a, "the result of "+expr+" was matched ("+pattern+") and is no longer checked: the test passes whatever it returns"))
+			case strings.HasSuffix(lhs, "=") && !strings.Contains(lhs, "^") && literals(strings.TrimSuffix(lhs, "=")) < literals(pattern):
+				out = append(out, c.finding("assertion-weakened", Concern, a, "the match on "+expr+" accepts more than before ("+pattern+"): a value gave way to a wildcard"))
 			}
 		}
 	}
 	return out
 }
 
+// callEnds indexes lines by what they end with after a match or an
+// assert: the whole line, the part after its last "= ", the part after
+// "assert ".
+func callEnds(lines []Line) map[string]Line {
+	out := map[string]Line{}
+	put := func(k string, l Line) {
+		if _, ok := out[k]; !ok && k != "" {
+			out[k] = l
+		}
+	}
+	for _, l := range lines {
+		code := strings.TrimSpace(l.code)
+		put(code, l)
+		if i := strings.LastIndex(code, "= "); i >= 0 {
+			put(strings.TrimSpace(code[i+2:]), l)
+		}
+		put(strings.TrimSpace(strings.TrimPrefix(code, "assert ")), l)
+	}
+	return out
+}
+
+// literal is a value a pattern pins: an atom, a number, a string, an
+// alias (a struct's name).
+var literal = regexp.MustCompile(`:[a-z_]\w*|\b\d[\d_.]*\b|"[^"]*"|\b[A-Z]\w*`)
+
+// literals counts the values a pattern pins: a bound name or a wildcard
+// pins none, so {:ok, order} made {:ok, _order} loses nothing.
+func literals(pattern string) int { return len(literal.FindAllString(pattern, -1)) }
+
 var (
-	moxExpect = regexp.MustCompile(`\bexpect\(\s*([\w.]+)\s*,\s*(:\w+)`)
-	moxStub   = regexp.MustCompile(`\bstub\(\s*([\w.]+)\s*,\s*(:\w+)`)
+	moxExpect = regexp.MustCompile(`\bexpect\(\s*([\w.]+)\s*,\s*(:\w+)|(?:([\w.]+)\s*)?\|>\s*expect\(\s*(:\w+)`)
+	moxStub   = regexp.MustCompile(`\bstub\(\s*([\w.]+)\s*,\s*(:\w+)|(?:([\w.]+)\s*)?\|>\s*stub\(\s*(:\w+)`)
 )
 
+// mocked reads a Mox call's mock and function, called directly or piped
+// (the mock then on the line before, left out).
+func mocked(re *regexp.Regexp, code string) (string, bool) {
+	m := re.FindStringSubmatch(code)
+	switch {
+	case m == nil:
+		return "", false
+	case m[1] != "":
+		return m[1] + "." + m[2], true
+	}
+	return m[3] + "." + m[4], true
+}
+
 // expectationsDropped: a Mox expectation turned into a stub on the same
-// mock and function: the test no longer fails when the call does not
-// happen (or happens a different number of times).
+// mock and function, with no expectation of it left in the file's
+// change: the test no longer fails when the call does not happen (or
+// happens a different number of times). A stub in setup with the
+// expectations moved into the tests keeps them.
 func expectationsDropped(c change) []Finding {
 	if !c.test {
 		return nil
 	}
+	expected, kept := map[string]bool{}, map[string]bool{}
+	for _, l := range c.removed() {
+		if strings.Contains(l.code, "expect(") {
+			if k, ok := mocked(moxExpect, l.code); ok {
+				expected[k] = true
+			}
+		}
+	}
+	if len(expected) == 0 {
+		return nil
+	}
+	for _, l := range c.added() {
+		if strings.Contains(l.code, "expect(") {
+			if k, ok := mocked(moxExpect, l.code); ok {
+				kept[k] = true
+			}
+		}
+	}
 	var out []Finding
-	for _, b := range c.blocks {
-		expected := map[string]bool{}
-		for _, l := range b.removed {
-			if !strings.Contains(l.code, "expect(") {
-				continue
-			}
-			if m := moxExpect.FindStringSubmatch(l.code); m != nil {
-				expected[m[1]+"."+m[2]] = true
-			}
-		}
-		if len(expected) == 0 {
-			continue
-		}
-		for _, l := range b.added {
-			if m := moxExpect.FindStringSubmatch(l.code); m != nil {
-				delete(expected, m[1]+"."+m[2])
-			}
-		}
-		for _, l := range b.added {
-			if m := moxStub.FindStringSubmatch(l.code); m != nil && expected[m[1]+"."+m[2]] {
-				out = append(out, c.finding("assertion-weakened", Concern, l, "an expectation of "+m[1]+"."+strings.TrimPrefix(m[2], ":")+" became a stub: the test no longer checks that the call happens"))
-			}
+	for _, l := range c.added() {
+		if k, ok := mocked(moxStub, l.code); ok && expected[k] && !kept[k] {
+			out = append(out, c.finding("assertion-weakened", Concern, l, "an expectation of "+k+" became a stub: the test no longer checks that the call happens"))
 		}
 	}
 	return out

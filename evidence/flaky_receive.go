@@ -54,7 +54,7 @@ const defaultReceiveTimeout = 100
 // ExUnit's own receive timeouts raised for every test (suiteTimeouts).
 func receiveTimeouts(c change) []Finding {
 	var out []Finding
-	slept := c.sleptBefore()
+	slept, waited := c.sleptBefore()
 	type reading struct {
 		macro string
 		v     int64
@@ -77,7 +77,7 @@ func receiveTimeouts(c change) []Finding {
 			switch {
 			case now <= slept[l.New]:
 				return Finding{} // waits for the message where a sleep waited blindly
-			case slept[l.New] > 0 && old == defaultReceiveTimeout:
+			case slept[l.New] > 0 && old == defaultReceiveTimeout && !waited[l.New]:
 				// A new wait for a message where a sleep was: a handshake,
 				// however long its bound (:infinity included), ends when
 				// the message comes; the sleep always waited.
@@ -94,21 +94,27 @@ func receiveTimeouts(c change) []Finding {
 	return append(dropEmpty(out), suiteTimeouts(c)...)
 }
 
-// sleptBefore maps each added line to the longest sleep its block removed.
-func (c change) sleptBefore() map[int]int64 {
-	out := map[int]int64{}
+// sleptBefore maps each added line to the longest sleep its block
+// removed, and says whether the block removed a wait for a message (the
+// wait added then replaces it, it is not new).
+func (c change) sleptBefore() (slept map[int]int64, waited map[int]bool) {
+	slept, waited = map[int]int64{}, map[int]bool{}
 	for _, b := range c.blocks {
 		var longest int64
+		received := false
 		for _, l := range b.removed {
 			if v, found, known := c.sleepOf(l.code); found && known {
 				longest = max(longest, v)
 			}
+			if m, _, _ := c.receiveTimeout(l.code); m != "" {
+				received = true
+			}
 		}
 		for _, l := range b.added {
-			out[l.New] = longest
+			slept[l.New], waited[l.New] = longest, received
 		}
 	}
-	return out
+	return slept, waited
 }
 
 func dropEmpty(in []Finding) []Finding {

@@ -14,11 +14,12 @@ import (
 // code:
 // Mix.env(), config_env(), an :env read from the application's
 // configuration, or a module attribute holding either.
-var testEnvCheck = hinted{regexp.MustCompile(`(Mix\.env\(?\)?|config_env\(\)|get_env\(\s*:\w+\s*,\s*:(?:env|environment|mix_env)\s*\)|@(?:env|mix_env|environment))\s*(==|!=|===|!==|in)\s*(\[[^\]]*)?:(test|dev|prod)\b|:(test|dev|prod)\s*(==|!=)\s*Mix\.env`), []string{":test", ":dev", ":prod"}}
+var testEnvCheck = hinted{regexp.MustCompile(`(Mix\.env\(?\)?|config_env\(\)|(?:get_env|fetch_env!?|compile_env!?)\(\s*:\w+\s*,\s*:(?:env|environment|mix_env)\s*\)|@(?:env|mix_env|environment))\s*(==|!=|===|!==|in)\s*(\[[^\]]*)?:(test|dev|prod)\b|:(test|dev|prod)\s*(==|!=)\s*Mix\.env`), []string{":test", ":dev", ":prod"}}
 
-// switchKey names a configuration key that turns something on or off.
+// onKey and offKey name a configuration key that turns something on or
+// off, with the value that turns it off.
 var (
-	onKey  = regexp.MustCompile(`(?:^|[\s,(\[{:])(enabled?\??|\w+_enabled\??|enable_\w+|start\w*|run_\w+|active|autostart|auto_start|schedul\w*|poll\w*)[:,]?\s*(?:=>\s*)?,?\s*false\b`)
+	onKey  = regexp.MustCompile(`(?:^|[\s,(\[{:])(enabled?\??|\w+_enabled\??|enable_\w+|start\w*|run_\w+|autostart|auto_start|schedul\w*|poll\w*)[:,]?\s*(?:=>\s*)?,?\s*false\b`)
 	offKey = regexp.MustCompile(`(?:^|[\s,(\[{:])(disabled?\??|\w+_disabled\??|disable_\w+|skip_\w+|no_\w+|bypass_\w+)[:,]?\s*(?:=>\s*)?,?\s*true\b`)
 )
 
@@ -36,34 +37,36 @@ func switchedOff(c change) []Finding {
 	for _, l := range c.added() {
 		switch {
 		case c.test:
-			if strings.Contains(l.code, "put_env(") && (onKey.MatchString(l.code) || offKey.MatchString(l.code)) && !c.removedSame(l) {
+			// A restore in on_exit, or a new test of the feature off, is not
+			// a switch-off of what flaked.
+			if strings.Contains(l.code, "put_env(") && !strings.Contains(l.code, "on_exit") && (onKey.MatchString(l.code) || offKey.MatchString(l.code)) && !c.removedSame(l) && !c.newTest(l) {
 				out = append(out, c.finding("switched-off-in-tests", Concern, l, "the test turns something off in the application's environment: the code path that flaked no longer runs"))
 			}
-		case !testConfig && !strings.Contains(c.path, "config/") && testEnvCheck.MatchString(l.code):
+		case !configDir(c.path) && testEnvCheck.MatchString(l.code):
 			out = append(out, c.finding("switched-off-in-tests", Concern, l, "the code under test checks whether it runs in tests: in tests it takes another path, so the flaky one is no longer tested"))
-		case testConfig && (onKey.MatchString(l.code) || offKey.MatchString(l.code)) && !c.removedSame(l):
+		case (testConfig || c.testEnvConfig()) && (onKey.MatchString(l.code) || offKey.MatchString(l.code)) && !c.removedSame(l):
 			out = append(out, c.finding("switched-off-in-tests", Concern, l, "the test configuration turns something off: the code path that flaked no longer runs in tests"))
 		}
 	}
 	return out
 }
 
+// configDir reports whether a path is in a project's config/ folder (an
+// umbrella app's included), where an environment is meant to be chosen.
+func configDir(p string) bool {
+	return strings.HasPrefix(p, "config/") || strings.HasPrefix(p, "apps/") && strings.Contains(p, "/config/") && strings.Count(p, "/") == 3
+}
+
 // removedSame reports whether the line was there before (moved in the
 // file, or reformatted): only what a change turns off is reported.
-func (c change) removedSame(l Line) bool {
-	key := strings.Join(strings.Fields(l.code), " ")
-	for _, r := range c.removed() {
-		if strings.Join(strings.Fields(r.code), " ") == key {
-			return true
-		}
-	}
-	return false
-}
+func (c change) removedSame(l Line) bool { return c.removedCode[squashSpace(l.code)] }
 
 // flakyTag is a tag that marks a test as flaky or broken: projects
 // exclude such tags from their runs (test_helper.exs, mix test
 // --exclude), so the test stops running where the flake shows.
-var flakyTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(.*[\s,\[])?:?(flaky|flakey|unstable|broken|disabled|quarantined?|skip_ci|ci_skip|known_failure|intermittent|racy|skip_on_ci)\b`)
+var flakyTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(\[\s*)?((:\w+|\w+:\s*[^,\]]+)\s*,\s*)*(:(` + flakyTagNames + `)\b|(` + flakyTagNames + `):\s*true\b)`)
+
+const flakyTagNames = `flaky|flakey|unstable|broken|disabled|quarantined?|skip_ci|ci_skip|known_failure|intermittent|racy|skip_on_ci`
 
 // flakyTags: a test, describe block or module newly tagged as flaky.
 func flakyTags(c change) []Finding {
@@ -113,7 +116,7 @@ func conditionalAssertions(c change) []Finding {
 			if !blockIf.MatchString(l.code) || len(was) == 0 {
 				continue
 			}
-			for _, n := range b.added[i+1:] {
+			for _, n := range b.added[i+1 : min(len(b.added), i+1+maxJoined)] {
 				if was[squashSpace(n.code)] {
 					out = append(out, c.finding("assertion-conditional", Concern, l, "an assertion the test made every time is now inside a condition: on the runs where it would fail, it may not be checked"))
 					break

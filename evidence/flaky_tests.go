@@ -13,14 +13,24 @@ import (
 
 var (
 	retryCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(retry|retry_\w+|with_retr\w*|\w+_with_retr\w*|repeat_until)[!?]?\s*(\(|with:)`), []string{"retr", "repeat_until"}}
+	// checks are what a repeat tries again: a comparison or an assertion
+	// on its own line (a range that builds rows checks nothing).
+	checks = regexp.MustCompile(`\b(assert|refute)\w*\b|==|match\?\(`)
 	// repeats run what they are given a number of times, not once per
 	// item of the test's data: around a check, they try it again.
 	repeats = hinted{regexp.MustCompile(`\b\d[\d_]*\.\.\d|Stream\.(repeatedly|cycle|iterate|interval)\b`), []string{"..", "Stream."}}
-	// pollCall waits for a condition, the recommended replacement of a
-	// fixed sleep (ExUnit has no such helper, so each project names its own).
-	pollCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+)[!?]?\s*\(`), []string{"eventually", "assert_", "wait_", "poll", "until_"}}
-	pollDef  = regexp.MustCompile(`^\s*defp?\s+(eventually|eventually_\w+|assert_eventually|assert_soon|soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|wait|until|poll|poll_until\w*|until_\w+)[!?]?\b`)
+	// pollCall calls a helper that waits for a condition, the recommended
+	// replacement of a fixed sleep.
+	pollCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(` + pollNames + `)[!?]?\s*\(`), []string{"eventually", "assert_", "wait_", "poll", "until_", "await_"}}
+	// pollDef is a definition of such a helper, which may have a shorter
+	// name than a call pitcrew would read as one (wait, until, soon).
+	pollDef = regexp.MustCompile(`^\s*defp?\s+(` + pollNames + `|soon|wait|until)[!?]?\b`)
 )
+
+// pollNames are the names of helpers that poll for a condition (ExUnit
+// has none, so each project names its own); pollCall, pollDef and the
+// AST's pollName are built from them.
+const pollNames = `eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+`
 
 // pollingHelper reports whether a block defines a helper that polls for a
 // condition, by its name or by what it does (definesPoller): its sleep
@@ -77,7 +87,7 @@ func retries(c change) []Finding {
 					out = append(out, c.finding("polling", Note, l, "the test polls for a condition: a fix when it waits for the state the test needs, not for the assertion to pass by chance"))
 				}
 				noted = true
-			case immediate && !helper && repeats.MatchString(line) && !attr:
+			case immediate && !helper && repeats.MatchString(line) && checks.MatchString(line) && !attr:
 				out = append(out, c.finding("retry-loop", Concern, l, "an assertion that was checked once is now tried a number of times: the flake is retried, not fixed"))
 			case sleepy && !helper && (indexWord(line, "Enum.reduce_while") >= 0 || indexWord(line, "Stream.repeatedly") >= 0 || strings.Contains(line, "for _ <-")):
 				out = append(out, c.finding("retry-loop", Concern, l, "a loop with a sleep in it polls until the test passes: the flake is retried, not fixed"))

@@ -243,7 +243,7 @@ func elixirFile(p string) bool {
 // folders, or at the root), the services the tests use (docker compose),
 // Makefiles, and scripts that run mix test.
 func configFile(p string) bool {
-	yaml := strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")
+	yaml := yamlFile(p)
 	if yaml && (!strings.Contains(p, "/") || strings.Contains(p, "compose")) {
 		return true // .travis.yml, .drone.yml, bitbucket-pipelines.yml, docker-compose.yml
 	}
@@ -259,6 +259,8 @@ func configFile(p string) bool {
 	}
 	return p == ".gitlab-ci.yml" || strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh")
 }
+
+func yamlFile(p string) bool { return strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml") }
 
 // testFile is an ExUnit test or its support code.
 func testFile(p string) bool {
