@@ -18,12 +18,12 @@ func deletedAssertions(c change) []Finding {
 	var gone []Line
 	added := 0
 	for _, l := range c.removed() {
-		if anyAssertion.MatchString(l.code) && !c.movedTo(l.Text) {
+		if checksSomething(l.code) && !c.movedTo(l.Text) {
 			gone = append(gone, l)
 		}
 	}
 	for _, l := range c.added() {
-		if anyAssertion.MatchString(l.code) && !trivial.MatchString(l.code) {
+		if checksSomething(l.code) && !trivial.MatchString(l.code) {
 			added++
 		}
 	}
@@ -83,6 +83,14 @@ func strength(line string) (score, wildcards int) {
 	}
 	return score, wildcards
 }
+
+// checksSomething reports whether a line asserts: an assertion, or a
+// flunk (in a case branch, it asserts the others).
+func checksSomething(code string) bool {
+	return anyAssertion.MatchString(code) || strings.Contains(code, "flunk") && flunkCall.MatchString(code)
+}
+
+var flunkCall = regexp.MustCompile(`(^\s*|->\s*|\bdo:?\s+)flunk\b`)
 
 // trivial is an assertion that cannot fail: it replaces a check, it is
 // not one.

@@ -83,16 +83,21 @@ func flakyTags(c change) []Finding {
 }
 
 var (
-	inlineIf   = regexp.MustCompile(`^\s*(if|unless)\b.*\bdo:\s*(assert|refute)\w*\b`)
-	blockIf    = regexp.MustCompile(`^\s*(if|unless)\b.*\bdo\s*$`)
+	inlineIf = regexp.MustCompile(`^\s*(if|unless)\b.*\bdo:\s*(assert|refute)\w*\b`)
+	// opener starts a block that runs its body only sometimes: an if, a
+	// with (its body only when every clause matches), a case or cond.
+	opener     = regexp.MustCompile(`^\s*(?:\w+\s*=\s*)?(if|unless|with|case|cond)\b.*\bdo\s*$`)
+	skipBranch = regexp.MustCompile(`->\s*(:ok|nil|true|:ignore|:skip|:noop)\s*$`)
+	fails      = regexp.MustCompile(`\b(flunk|raise)\b`)
 	versionish = regexp.MustCompile(`Version\.|System\.(version|otp_release)|otp_release|Code\.ensure_loaded|function_exported\?|:os\.type`)
 )
 
 // conditionalAssertions: an assertion the test made every time now made
-// only when a condition holds (an `if` added around it, or `if ..., do:
-// assert`): on the runs where the flake shows, the check may be skipped.
-// A condition on the Elixir or OTP version, or on the OS, is left out:
-// it says where a check applies, not when it passes.
+// only when a condition holds: an if added around it (or if ..., do:
+// assert), a with whose else does not fail, a case or cond with a branch
+// that does nothing. On the runs where the flake shows, the check may be
+// skipped. A condition on the Elixir or OTP version, or on the OS, is left
+// out: it says where a check applies, not when it passes.
 func conditionalAssertions(c change) []Finding {
 	if !c.test {
 		return nil
@@ -106,26 +111,49 @@ func conditionalAssertions(c change) []Finding {
 			}
 		}
 		for i, l := range b.added {
-			if !strings.Contains(l.code, "if") && !strings.Contains(l.code, "unless") || versionish.MatchString(l.code) {
+			if versionish.MatchString(l.code) {
 				continue
 			}
 			if inlineIf.MatchString(l.code) {
 				out = append(out, c.finding("assertion-conditional", Concern, l, "the assertion is made only when a condition holds: on the runs where it would fail, it may not be checked"))
 				continue
 			}
-			if !blockIf.MatchString(l.code) || len(was) == 0 {
+			m := opener.FindStringSubmatch(l.code)
+			if m == nil || len(was) == 0 {
 				continue
 			}
-			for _, n := range b.added[i+1 : min(len(b.added), i+1+maxJoined)] {
-				if was[squashSpace(n.code)] {
-					out = append(out, c.finding("assertion-conditional", Concern, l, "an assertion the test made every time is now inside a condition: on the runs where it would fail, it may not be checked"))
-					break
-				}
-				if strings.TrimSpace(n.code) == "end" {
-					break
-				}
+			if c.guardedAssertion(m[1], was, b.added[i+1:min(len(b.added), i+1+maxJoined)], indent(l.Text)) {
+				out = append(out, c.finding("assertion-conditional", Concern, l, "an assertion the test made every time is now inside a "+m[1]+": on the runs where it would fail, it may not be checked"))
 			}
 		}
 	}
 	return out
 }
+
+// guardedAssertion reads the body of a block opened by kind (up to its
+// end at the opener's indentation): whether it holds one of the
+// assertions the block removed, and whether some way through it checks
+// nothing (always for if and unless; for with, unless the body fails
+// otherwise; for case and cond, a branch that returns :ok, nil or true).
+func (c change) guardedAssertion(kind string, was map[string]bool, body []Line, at int) bool {
+	held, skips, failsElse := false, kind == "if" || kind == "unless", false
+	for _, n := range body {
+		if strings.TrimSpace(n.code) == "end" && indent(n.Text) <= at {
+			break
+		}
+		code := n.code
+		if i := strings.Index(code, "->"); i >= 0 {
+			code = code[i+2:] // a branch's body on the clause's line
+		}
+		held = held || was[squashSpace(code)]
+		skips = skips || skipBranch.MatchString(n.code)
+		failsElse = failsElse || fails.MatchString(n.code)
+	}
+	if kind == "with" {
+		skips = !failsElse
+	}
+	return held && skips
+}
+
+// indent is a line's leading spaces.
+func indent(s string) int { return len(s) - len(strings.TrimLeft(s, " \t")) }
