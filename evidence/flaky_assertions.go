@@ -158,8 +158,10 @@ func weakenedAssertions(c change) []Finding {
 				// field checked for the same value.
 			case s1 < s0 && !kept(w, now, s0):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion checks less than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): it may pass without the behaviour"))
-			case s1 == s0 && w1 > w0:
+			case s1 == s0 && w1 > w0 && !renamedUnused(w.line.code, n.line.code):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a wildcard took a value's place"))
+			case s1 == s0 && keysDropped(w.line.code, n.line.code):
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion names fewer of what it checks than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): what it left out now passes whatever it is"))
 			case s1 <= s0 && pinnedMatch.MatchString(w.line.code) && !strings.Contains(n.line.code, "^"):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a pinned value gave way to a pattern"))
 			}
@@ -290,4 +292,39 @@ func fieldMatched(was, now string) bool {
 	value := regexp.QuoteMeta(f[3])
 	return regexp.MustCompile(`\b`+regexp.QuoteMeta(f[2])+`:\s*`+value+`\s*[,}]`).MatchString(now) ||
 		regexp.MustCompile(`"`+regexp.QuoteMeta(f[2])+`"\s*=>\s*`+value+`\s*[,}]`).MatchString(now)
+}
+
+var (
+	unusedName = regexp.MustCompile(`(^|[^\w])_([a-z]\w*)`)
+	keyName    = regexp.MustCompile(`\b([a-z_]\w*):\s|"([^"]*)"\s*=>`)
+)
+
+// renamedUnused reports whether two lines differ only in names marked
+// unused ({:ok, reservation} made {:ok, _reservation}): a fresh name
+// matched anything already.
+func renamedUnused(was, now string) bool {
+	return squashSpace(unusedName.ReplaceAllString(was, "$1$2")) == squashSpace(unusedName.ReplaceAllString(now, "$1$2"))
+}
+
+// keysDropped reports whether an assertion names a strict subset of the
+// keys it named (options such as assert_enqueued's args:, a map
+// pattern's fields): what it no longer names is no longer checked.
+func keysDropped(was, now string) bool {
+	keys := func(s string) map[string]bool {
+		out := map[string]bool{}
+		for _, m := range keyName.FindAllStringSubmatch(s, -1) {
+			out[m[1]+m[2]] = true
+		}
+		return out
+	}
+	k0, k1 := keys(was), keys(now)
+	if len(k1) >= len(k0) {
+		return false
+	}
+	for k := range k1 {
+		if !k0[k] {
+			return false
+		}
+	}
+	return true
 }
