@@ -33,6 +33,7 @@ type source struct {
 	// name: a sleep in a body that calls itself or loops; defined are all
 	// the functions it defines.
 	pollers, defined map[string]bool
+	text             string // what was parsed
 }
 
 // testUnit is one ExUnit test: `describe/test` name and its lines.
@@ -67,7 +68,7 @@ func parseSource(src []byte) *source {
 	}
 	defer tree.Close()
 	root := tree.RootNode()
-	s := &source{broken: root.HasError(), named: map[string][]int{}}
+	s := &source{broken: root.HasError(), named: map[string][]int{}, text: string(src)}
 	w := walker{src: src, s: s, lineStarts: lineStarts(src)}
 	qc := sitter.NewQueryCursor()
 	defer qc.Close()

@@ -194,3 +194,52 @@ func TestAPollIsKnownByWhatItDoes(t *testing.T) {
 		})
 	}
 }
+
+// Disguises that only the files read whole show: a wait bound carried by a
+// module attribute read far from the hunk, tests generated from a list
+// that shrank (inline over lines, or a module attribute), a setting the
+// code newly reads in a condition set off in the test configuration.
+func TestDisguisesTheWholeFilesShow(t *testing.T) {
+	for name, c := range map[string]struct {
+		files map[string][2]string // path: base, head
+		rule  string
+	}{
+		"an attribute a receive reads, raised": {map[string][2]string{"test/a_test.exs": {
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @ack_within 100\n\n  test \"acks\" do\n    id = Hexpm.Queue.push(:job)\n    assert_receive {:ack, ^id}, @ack_within\n  end\nend\n",
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @ack_within 3_000\n\n  test \"acks\" do\n    id = Hexpm.Queue.push(:job)\n    assert_receive {:ack, ^id}, @ack_within\n  end\nend\n"}}, "timeout-attribute-raised"},
+		"tests generated from an attribute that lost values": {map[string][2]string{"test/a_test.exs": {
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @cases [\n    {\"USD\", 2},\n    {\"JPY\", 0},\n    {\"EUR\", 2}\n  ]\n\n  for {currency, units} <- @cases do\n    test \"formats #{currency}\" do\n      assert Money.units(unquote(currency)) == unquote(units)\n    end\n  end\nend\n",
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @cases [\n    {\"USD\", 2},\n    {\"EUR\", 2}\n  ]\n\n  for {currency, units} <- @cases do\n    test \"formats #{currency}\" do\n      assert Money.units(unquote(currency)) == unquote(units)\n    end\n  end\nend\n"}}, "test-deleted"},
+		"a loop over an inline list over lines that lost values": {map[string][2]string{"test/a_test.exs": {
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n\n  test \"moves\" do\n    for {from, to} <- [\n          active: :past_due,\n          past_due: :active,\n          past_due: :canceled\n        ] do\n      assert Sub.move(from, to) == :ok\n    end\n  end\nend\n",
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n\n  test \"moves\" do\n    for {from, to} <- [\n          active: :past_due\n        ] do\n      assert Sub.move(from, to) == :ok\n    end\n  end\nend\n"}}, "test-deleted"},
+		"a setting the code newly reads, set off for the tests": {map[string][2]string{
+			"lib/shop/accounts.ex": {"defmodule Shop.Accounts do\n  def register(attrs) do\n    {:ok, user} = insert(attrs)\n    Shop.Mailer.welcome(user)\n    {:ok, user}\n  end\nend\n",
+				"defmodule Shop.Accounts do\n  def register(attrs) do\n    {:ok, user} = insert(attrs)\n    if Application.get_env(:shop, :welcome_emails, true) do\n      Shop.Mailer.welcome(user)\n    end\n    {:ok, user}\n  end\nend\n"},
+			"config/test.exs": {"import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\n", "import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\nconfig :shop, welcome_emails: false\n"}}, "switched-off-in-tests"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var diff strings.Builder
+			base, head := map[string]string{}, map[string]string{}
+			for path, sides := range c.files {
+				diff.WriteString("--- a/" + path + "\n+++ b/" + path + "\n" + unifiedWhole(sides[0], sides[1]))
+				base[path], head[path] = sides[0], sides[1]
+			}
+			d, err := ParseDiff(strings.NewReader(diff.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := func(r Review) bool {
+				for _, f := range r.Findings {
+					if f.Rule == c.rule && f.Severity == Concern {
+						return true
+					}
+				}
+				return false
+			}
+			if r := CheckFiles(d, JobFlaky, base, head); !found(r) {
+				t.Fatalf("no %s concern: %+v", c.rule, r.Findings)
+			}
+		})
+	}
+}

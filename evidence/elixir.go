@@ -21,6 +21,9 @@ type change struct {
 	// whether a line is added in another file of the diff (it moved there).
 	ownAdded map[string]int
 	movedTo  func(text string) bool
+	// gates are the application settings the diff's code newly reads in
+	// a condition (switchGates), across its files.
+	gates map[string]bool
 	// before and after are the file's two sides read as code (readCode);
 	// nil for the side a file added or deleted lacks, or before reading.
 	before, after *source

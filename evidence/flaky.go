@@ -210,7 +210,7 @@ var (
 )
 
 func (c change) waitAttribute(name string) bool {
-	if waitWords.MatchString(name) {
+	if waitWords.MatchString(name) || c.after.passesToWait("@"+name) {
 		return true
 	}
 	for _, l := range c.all {
@@ -221,6 +221,27 @@ func (c change) waitAttribute(name string) bool {
 		for _, w := range append(append(append([]string{}, receiveMacros...), sleepCalls...), awaitCalls...) {
 			if indexWord(line, w) >= 0 {
 				return true
+			}
+		}
+	}
+	return false
+}
+
+// passesToWait reports whether a wait call of the file (a receive macro,
+// a sleep, an await) takes expr among its arguments: a module attribute
+// read far from the lines the diff shows. False for a side not read.
+func (s *source) passesToWait(expr string) bool {
+	if s == nil {
+		return false
+	}
+	for _, names := range [][]string{receiveMacros, sleepCalls, awaitCalls} {
+		for _, n := range names {
+			for _, i := range s.named[n] {
+				for _, a := range s.calls[i].args {
+					if indexWord(a, expr) >= 0 {
+						return true
+					}
+				}
 			}
 		}
 	}
@@ -238,10 +259,26 @@ func callTimeouts(c change) []Finding {
 	if !c.test {
 		return nil
 	}
-	return longerWaits(c, c.awaitTimeout, defaultCallTimeout, func(l Line, old, now int64) Finding {
+	slept, _ := c.sleptBefore()
+	waited := map[int]bool{} // the block removed an await: the new one replaces it
+	for _, b := range c.blocks {
+		had := false
+		for _, l := range b.removed {
+			_, ok := c.awaitTimeout(l.code)
+			had = had || ok
+		}
+		for _, l := range b.added {
+			waited[l.New] = had
+		}
+	}
+	out := longerWaits(c, c.awaitTimeout, defaultCallTimeout, func(l Line, old, now int64) Finding {
+		if slept[l.New] > 0 && !waited[l.New] {
+			return Finding{} // awaiting the task where a sleep waited blindly: it ends when the task does
+		}
 		return c.finding("call-timeout-raised", Concern, l,
 			fmt.Sprintf("the call now waits up to %s (was %s): the test gives a slow or stuck process more time instead of finding why", ms(now), ms(old)))
 	})
+	return dropEmpty(out)
 }
 
 // awaitTimeout reads the timeout of an await call on line; a call with

@@ -317,7 +317,7 @@ func keysDropped(was, now string) bool {
 		}
 		return out
 	}
-	k0, k1 := keys(was), keys(now)
+	k0, k1 := keys(patternSide(was)), keys(patternSide(now))
 	if len(k1) >= len(k0) {
 		return false
 	}
@@ -327,4 +327,16 @@ func keysDropped(was, now string) bool {
 		}
 	}
 	return true
+}
+
+// patternSide is what a match assertion matches (left of its =), the
+// whole line for any other: a call's options on the right are not
+// checked.
+func patternSide(line string) string {
+	if m := matchAssert.FindStringIndex(line); m != nil {
+		if i := strings.Index(line, " = "); i >= 0 {
+			return line[:i]
+		}
+	}
+	return line
 }

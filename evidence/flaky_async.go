@@ -38,7 +38,7 @@ var (
 		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name", ":global.", false},
 		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode", "Sandbox.mode", false},
 		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File.", false},
-		{regexp.MustCompile(`\bRegistry\.(register|unregister|update_value|put_meta)\(\s*[A-Z]`), "a named registry", "Registry.", false},
+		{regexp.MustCompile(`\bRegistry\.(register|unregister|update_value|put_meta|count|count_match|lookup|match|select|keys)\(\s*[A-Z]`), "a named registry", "Registry.", false},
 		{regexp.MustCompile(`(?i)"[^"]*\b(SHOW|SET)\s+GLOBAL\b`), "the database server's global state", "GLOBAL", true},
 		{regexp.MustCompile(`:code\.(add_path\w*|del_path|purge|delete|load_binary)\b`), "the code path and loaded applications", ":code.", false},
 		{regexp.MustCompile(`\bCode\.(compile_string|compile_quoted|eval_string)\(`), "modules compiled at run time, global to the VM", "Code.", false},

@@ -44,11 +44,48 @@ func switchedOff(c change) []Finding {
 			}
 		case !configDir(c.path) && testEnvCheck.MatchString(l.code):
 			out = append(out, c.finding("switched-off-in-tests", Concern, l, "the code under test checks whether it runs in tests: in tests it takes another path, so the flaky one is no longer tested"))
-		case (testConfig || c.testEnvConfig()) && (onKey.MatchString(l.code) || offKey.MatchString(l.code)) && !c.removedSame(l):
+		case (testConfig || c.testEnvConfig()) && (onKey.MatchString(l.code) || offKey.MatchString(l.code) || c.setsGateOff(l.code)) && !c.removedSame(l):
 			out = append(out, c.finding("switched-off-in-tests", Concern, l, "the test configuration turns something off: the code path that flaked no longer runs in tests"))
 		}
 	}
 	return out
+}
+
+var (
+	// gateRead is a condition on an application setting in the code.
+	gateRead = hinted{regexp.MustCompile(`\b(if|unless|cond|case|and|&&|when)\b.*\b(?:get_env|fetch_env!?|compile_env!?)\(\s*:\w+\s*,\s*:(\w+)`), []string{"_env"}}
+	// gateOff sets a setting to false or nil: `key: false` or `:key, false`.
+	gateOff = regexp.MustCompile(`(?:\b(\w+):\s*|:(\w+)\s*,\s*)(false|nil)\b`)
+)
+
+// switchGates are the settings the code outside the tests and config/
+// newly reads in a condition (if Application.get_env(:app, :welcome_emails,
+// true) do): the test configuration setting one of them off switches that
+// code off, whatever the setting is called.
+func switchGates(changes []*change) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range changes {
+		if c.test || !strings.HasSuffix(c.path, ".ex") || configDir(c.path) {
+			continue
+		}
+		for _, l := range c.added() {
+			if m := gateRead.FindStringSubmatch(l.code); m != nil {
+				out[m[2]] = true
+			}
+		}
+	}
+	return out
+}
+
+// setsGateOff reports whether a configuration line sets one of the diff's
+// gates to false or nil.
+func (c change) setsGateOff(code string) bool {
+	for _, m := range gateOff.FindAllStringSubmatch(code, -1) {
+		if c.gates[m[1]+m[2]] {
+			return true
+		}
+	}
+	return false
 }
 
 // configDir reports whether a path is in a project's config/ folder (an

@@ -288,40 +288,6 @@ func deletedTests(c change) []Finding {
 	return []Finding{c.finding("test-deleted", Concern, gone[kept], fmt.Sprintf("%d %s removed and %d added: a test that is gone cannot flake", len(gone), plural(len(gone), "test", "tests"), kept))}
 }
 
-var generator = regexp.MustCompile(`^\s*for\s+(\w+)\s+<-\s+(\[.*\]|~w\(.*\)\w*)\s*do\s*$`)
-
-// fewerGenerated finds a comprehension that defines tests given fewer
-// values: the tests of the values gone no longer run.
-func fewerGenerated(c change) *Finding {
-	for _, b := range c.blocks {
-		was := map[string]int{}
-		for _, l := range b.removed {
-			if v, n, ok := generated(l); ok {
-				was[v] = n
-			}
-		}
-		for _, l := range b.added {
-			v, n, ok := generated(l)
-			if old, had := was[v]; ok && had && n < old {
-				f := c.finding("test-deleted", Concern, l, fmt.Sprintf("the tests are generated for %d values instead of %d: the tests of the others no longer run", n, old))
-				return &f
-			}
-		}
-	}
-	return nil
-}
-
-// generated reads a comprehension's variable and how many values it
-// takes (for format <- [:csv, :json] do: format, 2).
-func generated(l Line) (variable string, values int, ok bool) {
-	m := generator.FindStringSubmatch(l.code)
-	if m == nil {
-		return "", 0, false
-	}
-	list := strings.NewReplacer(",", " ", "[", " ", "]", " ", "(", " ", ")", " ").Replace(withStrings(m[2]))
-	return m[1], len(strings.Fields(strings.TrimPrefix(strings.TrimSpace(list), "~w"))), true
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one

@@ -198,6 +198,17 @@ func testConfig(p string) bool {
 	return strings.HasSuffix(p, "config/test.exs") || strings.HasSuffix(p, "test_helper.exs") || strings.Contains(p, "test/support/")
 }
 
+// amount writes a default's value: a count of tries as a number, a time
+// in its unit.
+func amount(key string, v int64) string {
+	if countWords.MatchString(key) {
+		return strconv.FormatInt(v, 10)
+	}
+	return ms(v)
+}
+
+var countWords = regexp.MustCompile(`(?i)attempt|tries|retries|times|count|(^|_)(max|n)($|_)`)
+
 var waitDef = regexp.MustCompile(`^\s*defp?\s+(\w+[?!]?)\s*\(`)
 
 // waitDefaults: a wait helper's default time raised (def wait_for(f,
@@ -218,7 +229,7 @@ func waitDefaults(c change) []Finding {
 		for _, l := range b.added {
 			for k, v := range c.waitDefaultsOf(l.code) {
 				if old, had := before[k]; had && v > old {
-					out = append(out, c.finding("wait-default-raised", Concern, l, fmt.Sprintf("the default of %s went from %s to %s: every wait through it is longer, not fixed", k, ms(old), ms(v))))
+					out = append(out, c.finding("wait-default-raised", Concern, l, fmt.Sprintf("the default of %s went from %s to %s: every wait through it is longer, not fixed", k, amount(k, old), amount(k, v))))
 				}
 			}
 		}
