@@ -86,8 +86,9 @@ func authorizationModules(c change) []Finding {
 }
 
 // reformatOnly reports whether a change only moves code around its
-// whitespace: the removed and added code are the same once spaces and
-// line breaks are taken out.
+// whitespace: in each block, the removed and added code are the same once
+// spaces and line breaks are taken out. Code moved from one place to
+// another is not a reformat: the order of clauses decides which applies.
 func reformatOnly(c change) bool {
 	squash := func(lines []Line) string {
 		var b strings.Builder
@@ -96,13 +97,18 @@ func reformatOnly(c change) bool {
 		}
 		return b.String()
 	}
-	return squash(c.removed()) == squash(c.added())
+	for _, b := range c.blocks {
+		if squash(b.removed) != squash(b.added) {
+			return false
+		}
+	}
+	return true
 }
 
 var (
 	// guardWord names what a check is about: ownership, billing, roles,
 	// permissions, membership, verification.
-	guardWord = regexp.MustCompile(`(?i)\b[\w.]*(owner|billing|paid|plan|subscri|role|admin|authori[sz]|permi|access|can\?|member|verif|ensure_|require_|allowed|forbid|policy|scope)[\w?!]*`)
+	guardWord = regexp.MustCompile(`(?i)\b[\w.]*(owner|billing|paid|plan|subscri|role|admin|authori[sz]|permi|access|can\?|can_\w+\?|member|verif|ensure_|require_|allowed|forbid|policy|scope|(?:user|owner|author|account|org|organization|tenant|team)_id\b)[\w?!]*`)
 	// checkShape is how a check reads in Elixir: a condition, a guard, a
 	// with clause, an error return.
 	checkShape = regexp.MustCompile(`\b(if|unless|case|cond|with|when|and|or|not)\b|<-|&&|\|\||\{:error|:forbidden|:unauthorized|\b40[13]\b|raise\b`)

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"regexp"
+	"strings"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -108,4 +109,80 @@ func (w *walker) requirementOfBlock(n *sitter.Node) [][]string {
 		return w.requirement(n.NamedChild(int(k) - 1))
 	}
 	return nil
+}
+
+// clauseStricter compares two versions of a clause, the new one's names
+// read as the old one's (current_user where user was): a renamed
+// variable asks for nothing else.
+func (c change) clauseStricter(was, now defUnit) bool {
+	req := prefixed(nil, c.after.inlined(now)) // a copy: the clause's own stays as read
+	if len(was.names) == len(now.names) {
+		for i, name := range now.names {
+			if old := was.names[i]; old != name {
+				word := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+				for _, alt := range req {
+					for j := range alt {
+						alt[j] = word.ReplaceAllLiteralString(alt[j], old)
+					}
+				}
+			}
+		}
+	}
+	return stricter(c.before.inlined(was), req)
+}
+
+var identifier = regexp.MustCompile(`[a-z_]\w*`)
+
+// headNames are the names a clause head binds, in order (not those of its
+// guard, keywords or map keys, calls or fields).
+func headNames(head string) []string {
+	head, _, _ = strings.Cut(squashSpace(head), " when ")
+	_, args, ok := strings.Cut(head, "(")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, at := range identifier.FindAllStringIndex(args, -1) {
+		before, after := byte(' '), byte(' ')
+		if at[0] > 0 {
+			before = args[at[0]-1]
+		}
+		if at[1] < len(args) {
+			after = args[at[1]]
+		}
+		word := args[at[0]:at[1]]
+		if strings.ContainsRune(".:@%?!\"", rune(before)) || isWordByte(before) || strings.ContainsRune("(:.", rune(after)) || keepWords[word] || strings.HasPrefix(word, "_") {
+			continue
+		}
+		out = append(out, word)
+	}
+	return out
+}
+
+var catchAll = regexp.MustCompile(`^[\w.]+[?!]?\(\s*_(\s*,\s*_)*\s*\)$`)
+
+// shadowedBy names a clause that a catch-all admitting everyone now
+// precedes but followed before: Elixir tries clauses in order, so the
+// one behind it is never reached. "" when none.
+func shadowedBy(was, now []defUnit) string {
+	index := func(units []defUnit, head string) int {
+		for i, u := range units {
+			if u.head == head {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, n := range now {
+		j := index(was, n.head)
+		if j < 0 || !catchAll.MatchString(n.head) || !admitsAnyone(n.requires) {
+			continue
+		}
+		for _, w := range was[:j] {
+			if k := index(now, w.head); k > i {
+				return "`" + w.head + "`"
+			}
+		}
+	}
+	return ""
 }

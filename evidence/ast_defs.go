@@ -18,6 +18,7 @@ type defUnit struct {
 	head       string
 	requires   [][]string
 	start, end int
+	names      []string // the names its head binds, in order
 }
 
 // def reads a def's arguments: its head call (a `when` guard around it
@@ -27,7 +28,7 @@ func (w *walker) def(args *sitter.Node, start, end int) (defUnit, bool) {
 		return defUnit{}, false
 	}
 	head := args.NamedChild(0)
-	d := defUnit{start: start, end: end, head: patternOf(w.text(head))}
+	d := defUnit{start: start, end: end, head: patternOf(w.text(head)), names: headNames(w.text(head))}
 	call := head
 	if head.Type() == "binary_operator" { // f(x) when guard
 		call = head.ChildByFieldName("left")
@@ -234,7 +235,7 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 	for k, l := range touched {
 		was, now := clauses(c.before, k), clauses(c.after, k)
 		if len(was) == 1 && len(now) == 1 {
-			if was[0].head != now[0].head || !stricter(c.before.inlined(was[0]), c.after.inlined(now[0])) {
+			if was[0].head != now[0].head || !c.clauseStricter(was[0], now[0]) {
 				out = append(out, c.finding("authorization-changed", Concern, l, "`"+k.name+"` may now admit someone it refused before: check who may do what"))
 			}
 			continue
@@ -247,11 +248,14 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 				}
 			}
 			switch {
-			case match >= 0 && !stricter(c.before.inlined(was[match]), c.after.inlined(n)):
+			case match >= 0 && !c.clauseStricter(was[match], n):
 				out = append(out, c.finding("authorization-changed", Concern, l, "a clause of `"+k.name+"` may now admit someone it refused before"))
 			case match < 0 && admitsAnyone(n.requires):
 				out = append(out, c.finding("authorization-changed", Concern, l, "a new clause of `"+k.name+"` admits everyone it matches"))
 			}
+		}
+		if f := shadowedBy(was, now); f != "" {
+			out = append(out, c.finding("authorization-changed", Concern, l, "a clause of `"+k.name+"` that admits everyone it matches now comes before "+f+": that clause no longer applies"))
 		}
 		for _, w := range was {
 			kept := false
@@ -324,5 +328,5 @@ func (c change) madeStricter(l Line) bool {
 			same = append(same, d)
 		}
 	}
-	return len(same) == 1 && same[0].head == was.head && stricter(c.before.inlined(*was), c.after.inlined(same[0]))
+	return len(same) == 1 && same[0].head == was.head && c.clauseStricter(*was, same[0])
 }
