@@ -86,9 +86,9 @@ func authorizationModules(c change) []Finding {
 }
 
 // reformatOnly reports whether a change only moves code around its
-// whitespace: in each block, the removed and added code are the same once
-// spaces and line breaks are taken out. Code moved from one place to
-// another is not a reformat: the order of clauses decides which applies.
+// whitespace: the removed and added code are the same once spaces and
+// line breaks are taken out, and no function clause moved (the order of
+// clauses decides which applies; the order of aliases does not).
 func reformatOnly(c change) bool {
 	squash := func(lines []Line) string {
 		var b strings.Builder
@@ -97,13 +97,24 @@ func reformatOnly(c change) bool {
 		}
 		return b.String()
 	}
+	if squash(c.removed()) != squash(c.added()) {
+		return false
+	}
 	for _, b := range c.blocks {
 		if squash(b.removed) != squash(b.added) {
-			return false
+			// Lines moved: a reformat unless a function's clause moved.
+			for _, l := range c.removed() {
+				if clauseLine.MatchString(l.Text) {
+					return false
+				}
+			}
+			return true
 		}
 	}
 	return true
 }
+
+var clauseLine = regexp.MustCompile(`^\s*defp?\s`)
 
 var (
 	// guardWord names what a check is about: ownership, billing, roles,
@@ -160,6 +171,9 @@ func checkKept(text, line, added string) (missing string, kept bool) {
 		w := line[at[0]:at[1]]
 		name := w[strings.LastIndex(w, ".")+1:]
 		core := strings.TrimRight(name, "?!")
+		if stem, ok := strings.CutSuffix(core, "_id"); ok && strings.Contains(added, stem) {
+			core = stem // scoped another way: Ecto.assoc(user, :posts), owned_by?(post, current_user)
+		}
 		if !strings.Contains(added, core) {
 			return w, false
 		}

@@ -117,13 +117,21 @@ func (w *walker) requirementOfBlock(n *sitter.Node) [][]string {
 func (c change) clauseStricter(was, now defUnit) bool {
 	req := prefixed(nil, c.after.inlined(now)) // a copy: the clause's own stays as read
 	if len(was.names) == len(now.names) {
+		renames := map[string]string{}
+		var names []string
 		for i, name := range now.names {
 			if old := was.names[i]; old != name {
-				word := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
-				for _, alt := range req {
-					for j := range alt {
-						alt[j] = word.ReplaceAllLiteralString(alt[j], old)
-					}
+				renames[name] = old
+				names = append(names, regexp.QuoteMeta(name))
+			}
+		}
+		if len(names) > 0 {
+			// One pass, so swapped names (user, thread made thread, user)
+			// are read as swapped.
+			word := regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+			for _, alt := range req {
+				for j := range alt {
+					alt[j] = word.ReplaceAllStringFunc(alt[j], func(m string) string { return renames[m] })
 				}
 			}
 		}
@@ -165,21 +173,23 @@ var catchAll = regexp.MustCompile(`^[\w.]+[?!]?\(\s*_(\s*,\s*_)*\s*\)$`)
 // precedes but followed before: Elixir tries clauses in order, so the
 // one behind it is never reached. "" when none.
 func shadowedBy(was, now []defUnit) string {
-	index := func(units []defUnit, head string) int {
-		for i, u := range units {
-			if u.head == head {
-				return i
-			}
+	first := func(units []defUnit) map[string]int {
+		out := map[string]int{}
+		for i := len(units) - 1; i >= 0; i-- {
+			out[units[i].head] = i
 		}
-		return -1
+		return out
 	}
+	wasAt, nowAt := first(was), first(now)
+	seen := map[string]bool{}
 	for i, n := range now {
-		j := index(was, n.head)
-		if j < 0 || !catchAll.MatchString(n.head) || !admitsAnyone(n.requires) {
+		j, had := wasAt[n.head]
+		if !had || seen[n.head] || !catchAll.MatchString(n.head) || !admitsAnyone(n.requires) {
 			continue
 		}
+		seen[n.head] = true
 		for _, w := range was[:j] {
-			if k := index(now, w.head); k > i {
+			if k, ok := nowAt[w.head]; ok && k > i {
 				return "`" + w.head + "`"
 			}
 		}

@@ -243,3 +243,28 @@ func TestDisguisesTheWholeFilesShow(t *testing.T) {
 		})
 	}
 }
+
+// countValues counts a list's top-level values however they are written.
+func TestCountValues(t *testing.T) {
+	for in, want := range map[string]int{
+		`[:csv, :json, :xml]`: 3,
+		"[\n  active: :past_due, # a comment, with a comma\n  past_due: :active\n]": 2,
+		`[{"USD", 2}, {"JPY", 0}]`:              2,
+		`[%{a: 1, b: 2}, %{a: 3}]`:              2,
+		`[~r/a,b/, ~r/c/]`:                      2,
+		`[~r/\[/, ~r/#\d+/]`:                    2,
+		`[~s(a#b), "c"]`:                        2,
+		`[<<1, 2>>, <<3>>]`:                     2,
+		`[~c"a,b", ~S|a,b|]`:                    2,
+		`[?[, ?]]`:                              2,
+		`[?", 1]`:                               2,
+		"[\"\"\"\nsay \"hi\"\n\"\"\", 'it''s']": 2,
+		`~w(a b c)`:                             3,
+		`[]`:                                    0,
+		`[:never, :closed`:                      -1,
+	} {
+		if got := countValues(in); got != want {
+			t.Errorf("countValues(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

@@ -154,6 +154,7 @@ func FuzzParseDiff(f *testing.F) {
 	f.Add("--- a/lib/p/policy.ex\n+++ b/lib/p/policy.ex\n@@ -1 +1,5 @@\n-  defp ok?(u), do: is_map(u.m)\n+  defp ok?(u) do\n+    case u.m do\n+      nil -> false\n+      m -> is_map(m)\n+    end\n")
 	f.Add("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1,4 @@\n-    assert f() == 1\n+    check(fn -> assert f() == 1 end)\n+  defp check(g), do: (Process.sleep(1); check(g))\n+    if false do\n+    {:ok, _} = Req.get(u)\n")
 	f.Add("--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1,3 @@\n-          max_attempts: 2\n+          max_attempts: 5\n+      - run: mix test --seed 0 --trace\n+    if: false\n")
+	f.Add("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1 @@\n-assert_in_delta , 1, 0.1\n+assert_in_delta x, 1, 0.5\n") // looped forever on an empty subject
 	f.Fuzz(func(t *testing.T, in string) {
 		d, err := ParseDiff(strings.NewReader(in))
 		if err != nil {

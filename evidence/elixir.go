@@ -254,6 +254,9 @@ func callArgs(line, name string) ([]string, bool) {
 
 // indexWord finds name in s where it is not part of a longer name.
 func indexWord(s, name string) int {
+	if name == "" {
+		return -1 // an empty name is everywhere and nowhere: it never advanced
+	}
 	for from := 0; ; {
 		i := strings.Index(s[from:], name)
 		if i < 0 {
