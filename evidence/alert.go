@@ -171,7 +171,7 @@ func checkKept(text, line, added string) (missing string, kept bool) {
 		w := line[at[0]:at[1]]
 		name := w[strings.LastIndex(w, ".")+1:]
 		core := strings.TrimRight(name, "?!")
-		if stem, ok := strings.CutSuffix(core, "_id"); ok && strings.Contains(added, stem) {
+		if stem, ok := strings.CutSuffix(core, "_id"); ok && (indexWord(added, stem) >= 0 || strings.Contains(added, "current_"+stem)) {
 			core = stem // scoped another way: Ecto.assoc(user, :posts), owned_by?(post, current_user)
 		}
 		if !strings.Contains(added, core) {
