@@ -11,8 +11,7 @@ import (
 // conditional.
 
 // testEnvCheck compares the running environment with one of Mix's in the
-// code:
-// Mix.env(), config_env(), an :env read from the application's
+// code: Mix.env(), config_env(), an :env read from the application's
 // configuration, or a module attribute holding either.
 var testEnvCheck = hinted{regexp.MustCompile(`(Mix\.env\(?\)?|config_env\(\)|(?:get_env|fetch_env!?|compile_env!?)\(\s*:\w+\s*,\s*:(?:env|environment|mix_env)\s*\)|@(?:env|mix_env|environment))\s*(==|!=|===|!==|in)\s*(\[[^\]]*)?:(test|dev|prod)\b|:(test|dev|prod)\s*(==|!=)\s*Mix\.env`), []string{":test", ":dev", ":prod"}}
 
@@ -23,11 +22,12 @@ var (
 	offKey = regexp.MustCompile(`(?:^|[\s,(\[{:])(disabled?\??|\w+_disabled\??|disable_\w+|skip_\w+|no_\w+|bypass_\w+)[:,]?\s*(?:=>\s*)?,?\s*true\b`)
 )
 
-// switchedOff: code that takes another path in tests (a branch on the test
+// switchedOff: code that takes another path in tests (a branch on the
 // environment outside the tests), or a feature turned off in the tests'
-// configuration or by a test's put_env: the flaky path no longer runs in tests, so the test can
-// no longer show it. mix.exs and config/ are left out: they are where an
-// environment is meant to be chosen.
+// configuration or by a test's put_env: the flaky path no longer runs in
+// tests, so the test can no longer show it. mix.exs and config/ are left
+// out of the branch rule: they are where an environment is meant to be
+// chosen.
 func switchedOff(c change) []Finding {
 	if !elixirFile(c.path) || strings.HasSuffix(c.path, "mix.exs") {
 		return nil
