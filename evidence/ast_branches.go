@@ -64,15 +64,7 @@ func (w *walker) branches(n *sitter.Node) (alts [][]string, ok bool) {
 		if bareName.MatchString(pattern) {
 			// A name takes the subject's value: what the body asks of the
 			// name it asks of the subject.
-			word := regexp.MustCompile(`\b` + regexp.QuoteMeta(pattern) + `\b`)
-			for j, alt := range body {
-				conds := make([]string, len(alt))
-				for k, c := range alt {
-					conds[k] = word.ReplaceAllLiteralString(c, subject)
-				}
-				body[j] = conds
-			}
-			out = append(out, prefixed(earlier, body)...)
+			out = append(out, prefixed(earlier, renamed(body, map[string]string{pattern: subject}))...)
 			continue
 		}
 		match := subject + " matches " + pattern
@@ -115,28 +107,39 @@ func (w *walker) requirementOfBlock(n *sitter.Node) [][]string {
 // read as the old one's (current_user where user was): a renamed
 // variable asks for nothing else.
 func (c change) clauseStricter(was, now defUnit) bool {
-	req := prefixed(nil, c.after.inlined(now)) // a copy: the clause's own stays as read
+	req := c.after.inlined(now)
 	if len(was.names) == len(now.names) {
 		renames := map[string]string{}
-		var names []string
 		for i, name := range now.names {
 			if old := was.names[i]; old != name {
 				renames[name] = old
-				names = append(names, regexp.QuoteMeta(name))
 			}
 		}
-		if len(names) > 0 {
-			// One pass, so swapped names (user, thread made thread, user)
-			// are read as swapped.
-			word := regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
-			for _, alt := range req {
-				for j := range alt {
-					alt[j] = word.ReplaceAllStringFunc(alt[j], func(m string) string { return renames[m] })
-				}
-			}
-		}
+		req = renamed(req, renames)
 	}
 	return stricter(c.before.inlined(was), req)
+}
+
+// renamed is a copy of alts with each name of renames replaced by its
+// value, all in one pass: swapped names (user, thread made thread, user)
+// are read as swapped, and the alternatives read stay as they were.
+func renamed(alts [][]string, renames map[string]string) [][]string {
+	if len(renames) == 0 {
+		return alts
+	}
+	var names []string
+	for name := range renames {
+		names = append(names, regexp.QuoteMeta(name))
+	}
+	word := regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+	out := make([][]string, len(alts))
+	for i, alt := range alts {
+		out[i] = make([]string, len(alt))
+		for j, cond := range alt {
+			out[i][j] = word.ReplaceAllStringFunc(cond, func(m string) string { return renames[m] })
+		}
+	}
+	return out
 }
 
 var identifier = regexp.MustCompile(`[a-z_]\w*`)

@@ -259,18 +259,8 @@ func callTimeouts(c change) []Finding {
 	if !c.test {
 		return nil
 	}
-	slept, _ := c.sleptBefore()
-	waited := map[int]bool{} // the block removed an await: the new one replaces it
-	for _, b := range c.blocks {
-		had := false
-		for _, l := range b.removed {
-			_, ok := c.awaitTimeout(l.code)
-			had = had || ok
-		}
-		for _, l := range b.added {
-			waited[l.New] = had
-		}
-	}
+	slept := c.sleptBefore()
+	waited := c.blockRemoved(func(code string) bool { _, ok := c.awaitTimeout(code); return ok })
 	out := longerWaits(c, c.awaitTimeout, defaultCallTimeout, func(l Line, old, now int64) Finding {
 		if slept[l.New] > 0 && !waited[l.New] {
 			return Finding{} // awaiting the task where a sleep waited blindly: it ends when the task does

@@ -42,8 +42,7 @@ func generated(l Line) (variable string, values int, ok bool) {
 	if m == nil {
 		return "", 0, false
 	}
-	list := strings.NewReplacer(",", " ", "[", " ", "]", " ", "(", " ", ")", " ").Replace(withStrings(m[2]))
-	return m[1], len(strings.Fields(strings.TrimPrefix(strings.TrimSpace(list), "~w"))), true
+	return m[1], countValues(withStrings(m[2])), true
 }
 
 // listFor is a comprehension over a literal list or a module attribute,
@@ -195,11 +194,17 @@ func skipString(text string, i int) int {
 		}
 		return len(text)
 	}
-	for j := i + 1; j < len(text); j++ {
+	return closing(text, i+1, q)
+}
+
+// closing returns the index of the first end at or after from that no
+// backslash escapes; len(text) when there is none.
+func closing(text string, from int, end byte) int {
+	for j := from; j < len(text); j++ {
 		switch text[j] {
 		case '\\':
 			j++
-		case q:
+		case end:
 			return j
 		}
 	}
@@ -227,13 +232,5 @@ func skipSigil(text string, i int) int {
 	if !ok {
 		return j - 1
 	}
-	for k := j + 1; k < len(text); k++ {
-		switch text[k] {
-		case '\\':
-			k++
-		case end:
-			return k
-		}
-	}
-	return len(text)
+	return closing(text, j+1, end)
 }

@@ -56,7 +56,7 @@ func libTimeouts(c change) []Finding {
 // appConfig is a configuration the application runs with outside the
 // tests and development (config.exs, prod.exs, runtime.exs).
 func appConfig(p string) bool {
-	return strings.Contains(p, "config/") && strings.HasSuffix(p, ".exs") && !strings.HasSuffix(p, "/test.exs") && !strings.HasSuffix(p, "/dev.exs")
+	return configDir(p) && strings.HasSuffix(p, ".exs") && !strings.HasSuffix(p, "/test.exs") && !strings.HasSuffix(p, "/dev.exs")
 }
 
 // timeoutsAt reads the timeouts a line sets: the timeout argument of each

@@ -115,24 +115,23 @@ func expectationsDropped(c change) []Finding {
 	if !c.test {
 		return nil
 	}
-	expected, kept := map[string]bool{}, map[string]bool{}
-	for _, l := range c.removed() {
-		if strings.Contains(l.code, "expect(") {
+	expectations := func(lines []Line) map[string]bool {
+		out := map[string]bool{}
+		for _, l := range lines {
+			if !strings.Contains(l.code, "expect(") {
+				continue
+			}
 			if k, ok := mocked(moxExpect, l.code); ok {
-				expected[k] = true
+				out[k] = true
 			}
 		}
+		return out
 	}
+	expected := expectations(c.removed())
 	if len(expected) == 0 {
 		return nil
 	}
-	for _, l := range c.added() {
-		if strings.Contains(l.code, "expect(") {
-			if k, ok := mocked(moxExpect, l.code); ok {
-				kept[k] = true
-			}
-		}
-	}
+	kept := expectations(c.added())
 	var out []Finding
 	for _, l := range c.added() {
 		if k, ok := mocked(moxStub, l.code); ok && expected[k] && !kept[k] {

@@ -54,7 +54,8 @@ const defaultReceiveTimeout = 100
 // ExUnit's own receive timeouts raised for every test (suiteTimeouts).
 func receiveTimeouts(c change) []Finding {
 	var out []Finding
-	slept, waited := c.sleptBefore()
+	slept := c.sleptBefore()
+	waited := c.blockRemoved(func(code string) bool { m, _, _ := c.receiveTimeout(code); return m != "" })
 	type reading struct {
 		macro string
 		v     int64
@@ -94,27 +95,38 @@ func receiveTimeouts(c change) []Finding {
 	return append(dropEmpty(out), suiteTimeouts(c)...)
 }
 
-// sleptBefore maps each added line to the longest sleep its block
-// removed, and says whether the block removed a wait for a message (the
-// wait added then replaces it, it is not new).
-func (c change) sleptBefore() (slept map[int]int64, waited map[int]bool) {
-	slept, waited = map[int]int64{}, map[int]bool{}
+// sleptBefore maps each added line to the longest sleep its block removed.
+func (c change) sleptBefore() map[int]int64 {
+	out := map[int]int64{}
 	for _, b := range c.blocks {
 		var longest int64
-		received := false
 		for _, l := range b.removed {
 			if v, found, known := c.sleepOf(l.code); found && known {
 				longest = max(longest, v)
 			}
-			if m, _, _ := c.receiveTimeout(l.code); m != "" {
-				received = true
-			}
 		}
 		for _, l := range b.added {
-			slept[l.New], waited[l.New] = longest, received
+			out[l.New] = longest
 		}
 	}
-	return slept, waited
+	return out
+}
+
+// blockRemoved maps each added line to whether its block removed a line
+// that holds what a rule asks of it (a wait for a message, an await):
+// what the line adds then replaces it, it is not new.
+func (c change) blockRemoved(holds func(code string) bool) map[int]bool {
+	out := map[int]bool{}
+	for _, b := range c.blocks {
+		had := false
+		for _, l := range b.removed {
+			had = had || holds(l.code)
+		}
+		for _, l := range b.added {
+			out[l.New] = had
+		}
+	}
+	return out
 }
 
 func dropEmpty(in []Finding) []Finding {

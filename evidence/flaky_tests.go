@@ -37,7 +37,7 @@ const pollNames = `eventually|eventually_\w+|assert_eventually|assert_soon|asser
 // and rescue are how it polls.
 func (c change) pollingHelper(b block) bool {
 	for _, l := range b.added {
-		if m := pollDef.FindStringSubmatch(l.code); m != nil && (c.after == nil || c.after.pollsByName(m[1], true)) {
+		if m := pollDef.FindStringSubmatch(l.code); m != nil && c.pollNamed(m[1]) {
 			return true
 		}
 	}
@@ -45,14 +45,16 @@ func (c change) pollingHelper(b block) bool {
 }
 
 // namedPoll reports whether a line calls or defines a helper named like a
-// poll, unless the file read whole defines it as something that does not
-// poll.
+// poll (pollNamed).
 func (c change) namedPoll(line string) bool {
 	m := pollCall.FindStringSubmatch(line)
-	if m == nil {
-		return false
-	}
-	return c.after == nil || c.after.pollsByName(m[1], true)
+	return m != nil && c.pollNamed(m[1])
+}
+
+// pollNamed reports whether a helper named like a poll polls: unless the
+// file read whole defines it as something that does not.
+func (c change) pollNamed(name string) bool {
+	return c.after == nil || c.after.pollsByName(name, true)
 }
 
 // retries: a retry loop added to a test (the test run again until it
