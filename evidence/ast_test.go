@@ -155,6 +155,30 @@ func TestATestThatChecksLessIsFoundPerTest(t *testing.T) {
 	}
 }
 
+// unifiedMinimal is the one-hunk diff of a and b without context: the
+// lines between their common start and their common end, as git shows a
+// single change.
+func unifiedMinimal(a, b string) string {
+	al, bl := strings.Split(strings.TrimSuffix(a, "\n"), "\n"), strings.Split(strings.TrimSuffix(b, "\n"), "\n")
+	p := 0
+	for p < len(al) && p < len(bl) && al[p] == bl[p] {
+		p++
+	}
+	e := 0
+	for e < len(al)-p && e < len(bl)-p && al[len(al)-1-e] == bl[len(bl)-1-e] {
+		e++
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "@@ -%d,%d +%d,%d @@\n", p+1, len(al)-p-e, p+1, len(bl)-p-e)
+	for _, l := range al[p : len(al)-e] {
+		s.WriteString("-" + l + "\n")
+	}
+	for _, l := range bl[p : len(bl)-e] {
+		s.WriteString("+" + l + "\n")
+	}
+	return s.String()
+}
+
 // unifiedWhole is a diff of one hunk that removes every line of a and
 // adds every line of b: crude, but what the rules read of a rewrite.
 func unifiedWhole(a, b string) string {
@@ -201,28 +225,29 @@ func TestAPollIsKnownByWhatItDoes(t *testing.T) {
 // code newly reads in a condition set off in the test configuration.
 func TestDisguisesTheWholeFilesShow(t *testing.T) {
 	for name, c := range map[string]struct {
-		files map[string][2]string // path: base, head
-		rule  string
+		files     map[string][2]string // path: base, head
+		rule      string
+		wholeOnly bool // the hunks alone do not show it
 	}{
 		"an attribute a receive reads, raised": {map[string][2]string{"test/a_test.exs": {
 			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @ack_within 100\n\n  test \"acks\" do\n    id = Hexpm.Queue.push(:job)\n    assert_receive {:ack, ^id}, @ack_within\n  end\nend\n",
-			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @ack_within 3_000\n\n  test \"acks\" do\n    id = Hexpm.Queue.push(:job)\n    assert_receive {:ack, ^id}, @ack_within\n  end\nend\n"}}, "timeout-attribute-raised"},
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @ack_within 3_000\n\n  test \"acks\" do\n    id = Hexpm.Queue.push(:job)\n    assert_receive {:ack, ^id}, @ack_within\n  end\nend\n"}}, "timeout-attribute-raised", true},
 		"tests generated from an attribute that lost values": {map[string][2]string{"test/a_test.exs": {
 			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @cases [\n    {\"USD\", 2},\n    {\"JPY\", 0},\n    {\"EUR\", 2}\n  ]\n\n  for {currency, units} <- @cases do\n    test \"formats #{currency}\" do\n      assert Money.units(unquote(currency)) == unquote(units)\n    end\n  end\nend\n",
-			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @cases [\n    {\"USD\", 2},\n    {\"EUR\", 2}\n  ]\n\n  for {currency, units} <- @cases do\n    test \"formats #{currency}\" do\n      assert Money.units(unquote(currency)) == unquote(units)\n    end\n  end\nend\n"}}, "test-deleted"},
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n  @cases [\n    {\"USD\", 2},\n    {\"EUR\", 2}\n  ]\n\n  for {currency, units} <- @cases do\n    test \"formats #{currency}\" do\n      assert Money.units(unquote(currency)) == unquote(units)\n    end\n  end\nend\n"}}, "test-deleted", true},
 		"a loop over an inline list over lines that lost values": {map[string][2]string{"test/a_test.exs": {
 			"defmodule ATest do\n  use ExUnit.Case, async: true\n\n  test \"moves\" do\n    for {from, to} <- [\n          active: :past_due,\n          past_due: :active,\n          past_due: :canceled\n        ] do\n      assert Sub.move(from, to) == :ok\n    end\n  end\nend\n",
-			"defmodule ATest do\n  use ExUnit.Case, async: true\n\n  test \"moves\" do\n    for {from, to} <- [\n          active: :past_due\n        ] do\n      assert Sub.move(from, to) == :ok\n    end\n  end\nend\n"}}, "test-deleted"},
+			"defmodule ATest do\n  use ExUnit.Case, async: true\n\n  test \"moves\" do\n    for {from, to} <- [\n          active: :past_due\n        ] do\n      assert Sub.move(from, to) == :ok\n    end\n  end\nend\n"}}, "test-deleted", true},
 		"a setting the code newly reads, set off for the tests": {map[string][2]string{
 			"lib/shop/accounts.ex": {"defmodule Shop.Accounts do\n  def register(attrs) do\n    {:ok, user} = insert(attrs)\n    Shop.Mailer.welcome(user)\n    {:ok, user}\n  end\nend\n",
 				"defmodule Shop.Accounts do\n  def register(attrs) do\n    {:ok, user} = insert(attrs)\n    if Application.get_env(:shop, :welcome_emails, true) do\n      Shop.Mailer.welcome(user)\n    end\n    {:ok, user}\n  end\nend\n"},
-			"config/test.exs": {"import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\n", "import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\nconfig :shop, welcome_emails: false\n"}}, "switched-off-in-tests"},
+			"config/test.exs": {"import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\n", "import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\nconfig :shop, welcome_emails: false\n"}}, "switched-off-in-tests", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var diff strings.Builder
 			base, head := map[string]string{}, map[string]string{}
 			for path, sides := range c.files {
-				diff.WriteString("--- a/" + path + "\n+++ b/" + path + "\n" + unifiedWhole(sides[0], sides[1]))
+				diff.WriteString("--- a/" + path + "\n+++ b/" + path + "\n" + unifiedMinimal(sides[0], sides[1]))
 				base[path], head[path] = sides[0], sides[1]
 			}
 			d, err := ParseDiff(strings.NewReader(diff.String()))
@@ -239,6 +264,9 @@ func TestDisguisesTheWholeFilesShow(t *testing.T) {
 			}
 			if r := CheckFiles(d, JobFlaky, base, head); !found(r) {
 				t.Fatalf("no %s concern: %+v", c.rule, r.Findings)
+			}
+			if r := Check(d, JobFlaky); c.wholeOnly && found(r) {
+				t.Fatalf("the hunks alone show it, so the case does not test the files read whole: %+v", r.Findings)
 			}
 		})
 	}
