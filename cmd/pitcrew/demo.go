@@ -246,6 +246,13 @@ func (d *demo) deliver(event string, payload []byte) {
 // finish ends a session with the scripted agent's answer and sends the
 // sandbox's callback.
 func (d *demo) finish(session, status, answer string) {
+	// The sandbox starts a session before pitcrew records it; a real agent
+	// ends one minutes later, the scripted one at once: wait for the record,
+	// or the callback comes for a session pitcrew does not know yet.
+	d.eventually("pitcrew to record "+session, func() bool {
+		_, err := d.pitcrew.Ledger.BySession(context.Background(), session)
+		return err == nil
+	})
 	d.ended[session] = true
 	d.sandbox.Finish(session, status, answer)
 	event := sandbox.EventRunCompleted
