@@ -122,7 +122,8 @@ var (
 	guardWord = regexp.MustCompile(`(?i)\b[\w.]*(owner|billing|paid|plan|subscri|role|admin|authori[sz]|permi|access|can\?|can_\w+\?|member|verif|ensure_|require_|allowed|forbid|policy|scope|(?:user|owner|author|account|org|organization|tenant|team)_id\b)[\w?!]*`)
 	// checkShape is how a check reads in Elixir: a condition, a guard, a
 	// with clause, an error return.
-	checkShape = regexp.MustCompile(`\b(if|unless|case|cond|with|when|and|or|not)\b|<-|&&|\|\||\{:error|:forbidden|:unauthorized|\b40[13]\b|raise\b`)
+	checkShape = hinted{regexp.MustCompile(`\b(if|unless|case|cond|with|when|and|or|not)\b|<-|&&|\|\||\{:error|:forbidden|:unauthorized|\b40[13]\b|raise\b`),
+		[]string{"if", "unless", "case", "cond", "with", "when", "and", "or", "not", "<-", "&&", "||", "{:error", ":forbidden", ":unauthorized", "40", "raise"}}
 )
 
 // checksRemoved: outside tests, a removed line that checks ownership,
@@ -192,10 +193,10 @@ func checkKept(text, line, added string) (missing string, kept bool) {
 }
 
 var (
-	argDefault = regexp.MustCompile(`\b([a-z_]\w*)\s*\\\\\s*([^,)]+)`)
-	getDefault = regexp.MustCompile(`\b((?:Keyword|Map|Access)\.get|Application\.get_env)\(([^,]+),\s*([^,]+),\s*([^)]+)\)`)
-	fieldDef   = regexp.MustCompile(`^\s*(field|add)\s+:(\w+),.*\bdefault:\s*([^,)\]]+)`)
-	orDefault  = regexp.MustCompile(`(\w+\[:\w+\]|\w+\.\w+)\s*\|\|\s*(.+)$`)
+	argDefault = hinted{regexp.MustCompile(`\b([a-z_]\w*)\s*\\\\\s*([^,)]+)`), []string{`\\`}}
+	getDefault = hinted{regexp.MustCompile(`\b((?:Keyword|Map|Access)\.get|Application\.get_env)\(([^,]+),\s*([^,]+),\s*([^)]+)\)`), []string{".get"}}
+	fieldDef   = hinted{regexp.MustCompile(`^\s*(field|add)\s+:(\w+),.*\bdefault:\s*([^,)\]]+)`), []string{"default:"}}
+	orDefault  = hinted{regexp.MustCompile(`(\w+\[:\w+\]|\w+\.\w+)\s*\|\|\s*(.+)$`), []string{"||"}}
 )
 
 // defaultsChanged: a default value of an existing parameter, option or

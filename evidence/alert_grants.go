@@ -11,7 +11,7 @@ import (
 
 // roleValue is a role, permission or access level set in a keyword list,
 // a map or a struct: `roles: [:none]`, `role: "viewer"`, `access: :read`.
-var roleValue = regexp.MustCompile(`\b(\w*(?:role|roles|permission|permissions|access|access_level|scope|scopes))\s*(?::|"\s*=>)\s*(:\w+|"[^"]*"|\[[^\]]*\])`)
+var roleValue = hinted{regexp.MustCompile(`\b(\w*(?:role|roles|permission|permissions|access|access_level|scope|scopes))\s*(?::|"\s*=>)\s*(:\w+|"[^"]*"|\[[^\]]*\])`), []string{"role", "permission", "access", "scope"}}
 
 // rolesGranted: in the code under test, a role, permission or access
 // level set in a literal that now has another value than the line it

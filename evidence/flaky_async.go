@@ -10,9 +10,9 @@ import (
 // the global state that would explain it.
 
 var (
-	asyncFalse = regexp.MustCompile(`^\s*use\s+[\w.]+,.*\basync:\s*false\b`)
-	asyncTrue  = regexp.MustCompile(`^\s*use\s+[\w.]+,.*\basync:\s*true\b`)
-	useCase    = regexp.MustCompile(`^\s*use\s+[\w.]*(Case|Test)\b`)
+	asyncFalse = hinted{regexp.MustCompile(`^\s*use\s+[\w.]+,.*\basync:\s*false\b`), []string{"async"}}
+	asyncTrue  = hinted{regexp.MustCompile(`^\s*use\s+[\w.]+,.*\basync:\s*true\b`), []string{"async"}}
+	useCase    = hinted{regexp.MustCompile(`^\s*use\s+[\w.]*(Case|Test)\b`), []string{"use"}}
 	// globalState is what makes tests of one module interfere with others
 	// running at the same time.
 	globalState = []struct {

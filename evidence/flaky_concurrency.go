@@ -16,7 +16,7 @@ var concurrentCalls = []string{"Task.async_stream", "Task.async", "Task.start", 
 
 var (
 	// oneCase runs the suite one module at a time.
-	oneCase        = regexp.MustCompile(`\bmax_cases:\s*[1-2]\b|--max-cases[= ]+[1-2]\b|\bmix\s+test\b[^#]*\s--trace\b|^\s*(test|"test"):\s*.*--trace\b`)
+	oneCase        = hinted{regexp.MustCompile(`\bmax_cases:\s*[1-2]\b|--max-cases[= ]+[1-2]\b|\bmix\s+test\b[^#]*\s--trace\b|^\s*(test|"test"):\s*.*--trace\b`), []string{"max_cases", "--max-cases", "--trace"}}
 	rangeEnd       = regexp.MustCompile(`\.\.\s*([0-9][0-9_]*)`)
 	maxConcurrency = regexp.MustCompile(`\bmax_concurrency:\s*([0-9][0-9_]*)`)
 )

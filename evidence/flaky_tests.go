@@ -118,6 +118,14 @@ func (h hinted) FindStringSubmatch(s string) []string {
 	return h.Regexp.FindStringSubmatch(s)
 }
 
+// FindAllStringSubmatch is the regexp's, looking for a hint first.
+func (h hinted) FindAllStringSubmatch(s string, n int) [][]string {
+	if !h.hinted(s) {
+		return nil
+	}
+	return h.Regexp.FindAllStringSubmatch(s, n)
+}
+
 func (h hinted) hinted(s string) bool {
 	for _, x := range h.hints {
 		if strings.Contains(s, x) {

@@ -108,7 +108,7 @@ var (
 	keyInt   = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\)|:infinity)`)
 	// appEnvInt is an application setting given by position:
 	// config :app, :key, 50 or Application.put_env(:app, :key, 50).
-	appEnvInt = regexp.MustCompile(`(?:\bput_env\(\s*:\w+\s*,|^\s*config\s+:\w+\s*,)\s*:([a-z_]\w*)\s*,\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\)|:infinity)`)
+	appEnvInt = hinted{regexp.MustCompile(`(?:\bput_env\(\s*:\w+\s*,|^\s*config\s+:\w+\s*,)\s*:([a-z_]\w*)\s*,\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\)|:infinity)`), []string{"put_env", "config"}}
 	// timeoutDefaults are the defaults of the timeouts a test
 	// configuration sets most (Ecto's and DBConnection's): one set at or
 	// below its default makes nothing wait longer.
@@ -164,7 +164,11 @@ func (c change) timerValues(l Line) map[string]int64 {
 	if tagLine.MatchString(l.code) || !strings.ContainsAny(l.code, "0123456789") && !strings.Contains(l.code, ":infinity") {
 		return out
 	}
-	for _, m := range append(keyInt.FindAllStringSubmatch(l.code, -1), appEnvInt.FindAllStringSubmatch(l.code, -1)...) {
+	var found [][]string
+	if keyValued(l.code) {
+		found = keyInt.FindAllStringSubmatch(l.code, -1)
+	}
+	for _, m := range append(found, appEnvInt.FindAllStringSubmatch(l.code, -1)...) {
 		if !timerKey.MatchString(m[1]) || strings.HasSuffix(m[1], "receive_timeout") {
 			continue
 		}
@@ -173,6 +177,24 @@ func (c change) timerValues(l Line) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// keyValued reports whether s may hold what keyInt matches, a key's
+// colon followed by a number or :timer's or :infinity, without running
+// the regexp on every line.
+func keyValued(s string) bool {
+	for i := strings.IndexByte(s, ':'); i >= 0; {
+		rest := strings.TrimLeft(s[i+1:], " \t")
+		if rest != "" && (rest[0] >= '0' && rest[0] <= '9' || strings.HasPrefix(rest, ":timer.") || strings.HasPrefix(rest, ":infinity")) {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], ':')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 var testEnv = regexp.MustCompile(`config_env\(\)\s*==\s*:test|Mix\.env\(\)\s*==\s*:test`)
