@@ -17,6 +17,7 @@ type change struct {
 	all     []Line  // every line the diff shows, context included
 	attrs   map[string]string
 	touched []string // the global state the diff (or the file at head) shows the file touching
+	head    []Line   // the file at the pull request's head, when it was read whole (line n at n-1)
 	// ownAdded counts this file's added lines by movedKey; movedTo reports
 	// whether a line is added in another file of the diff (it moved there).
 	ownAdded map[string]int
@@ -88,9 +89,10 @@ func newFileChange(f File) change {
 // what the diff shows.
 func (c *change) readHead(content string) {
 	var lines []Line
-	for _, t := range strings.Split(content, "\n") {
-		lines = append(lines, Line{Kind: ' ', Text: t, code: code(t)})
+	for i, t := range strings.Split(content, "\n") {
+		lines = append(lines, Line{Kind: ' ', Text: t, New: i + 1, code: code(t)})
 	}
+	c.head = lines
 	for _, w := range touches(lines) {
 		if !slices.Contains(c.touched, w) {
 			c.touched = append(c.touched, w)

@@ -12,14 +12,14 @@ import (
 var (
 	// testCommand runs the test suite: mix test, mix coveralls.* (which
 	// runs it), or a mix do chain with a test step.
-	testCommand = regexp.MustCompile(`\bmix\s+(test|coveralls(\.[\w-]+)?)\b|\bmix\s+do\b[^#]*\btest\b`)
+	testCommand = regexp.MustCompile(`(\bmix|\$[({]?MIX[)}]?)\s+(test|coveralls(\.[\w-]+)?)\b|\bmix\s+do\b[^#]*\btest\b`)
 	// forgiven ends a command in a way that makes its failure a success.
 	forgiven = regexp.MustCompile(`\|\|\s*(true|:|exit\s+0|echo\b|/bin/true)|;\s*(true|exit\s+0)\s*(["']|$)`)
 	// retried runs the tests again when they failed.
-	retried = regexp.MustCompile(`\|\|\s*(\w+=\S+\s+)*mix\s+(test|coveralls)`)
+	retried = regexp.MustCompile(`\|\|\s*(\w+=\S+\s+)*mix\s+(test|coveralls)|\b\w*retry\w*\b[^#|;&]*\bmix\s+(test|coveralls)`)
 	// continueOnError is a workflow step or job (GitLab: a job) whose
 	// failure does not fail the run.
-	continueOnError = regexp.MustCompile(`^\s*(continue-on-error|allow_failure):\s*(true|\$\{\{\s*true\s*\}\})\s*$`)
+	continueOnError = regexp.MustCompile(`^\s*(-\s+)?(continue-on-error|allow_failure|soft_fail|ignore_failure|failure):\s*(true|ignore|\$\{\{\s*true\s*\}\})\s*(#.*)?$`)
 	// retryAction is a workflow step that uses an action retrying its command.
 	retryAction = regexp.MustCompile(`^\s*(-\s+)?uses:\s*\S*retry`)
 	// shellRetry runs the tests in a loop until they pass.
@@ -32,7 +32,7 @@ var (
 	jobOff = regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`)
 	// shellSleep waits a fixed time in a script, not in a loop that polls
 	// for a service (until pg_isready; do sleep 1; done).
-	shellSleep = regexp.MustCompile(`(^\s*|[;&|]\s*|run:\s*|-\s+)sleep\s+[0-9]`)
+	shellSleep = regexp.MustCompile(`(^\s*|[;&|]\s*|run:\s*|-\s+)sleep\s+["']?(\$\{\w+:-)?[0-9]`)
 	shellLoop  = regexp.MustCompile(`\b(until|while|for|do|done)\b`)
 	loopOpens  = regexp.MustCompile(`^\s*(-\s+|run:\s*)?(until|while|for)\b`)
 	loopCloses = regexp.MustCompile(`\bdone\b`)
@@ -57,7 +57,7 @@ func ciFailure(path, line string) (rule, why string) {
 		return "failure-ignored", "a failing test run no longer fails the CI: the flaky test can fail unseen"
 	case tests && strings.HasSuffix(path, "Makefile") && ignoredRecipe.MatchString(line):
 		return "failure-ignored", "make ignores this recipe line's failure: the flaky test can fail unseen"
-	case workflow && continueOnError.MatchString(line):
+	case yamlFile(path) && !strings.Contains(path, "compose") && continueOnError.MatchString(line):
 		return "failure-ignored", "the CI passes when this fails: a failing test run no longer fails the CI"
 	case tests && testTimeout.MatchString(line):
 		return "test-timeout-raised", "every test is given more time from the command line: a longer wait, not a fix"
@@ -101,6 +101,8 @@ func ciForgives(c change) []Finding {
 				out = append(out, c.finding(rule, Concern, l, why))
 			} else if f := raisedCINumber(c, l, numbers); f != nil {
 				out = append(out, *f)
+			} else if c.seedFromFixedVariable(l) {
+				out = append(out, c.finding("seed-fixed", Concern, l, seedFixedWhy))
 			}
 		}
 	}
@@ -159,6 +161,27 @@ func shellLoops(c change) map[int]bool {
 // fixedSeed runs the tests in one order: mix test --seed N, or a seed
 // given to ExUnit.start/configure.
 var fixedSeed = regexp.MustCompile(`--seed[= ]+[0-9]|\bseed:\s*[0-9]`)
+
+// seedVariable is a test command's seed given by a variable: --seed
+// $(CI_SEED), --seed "${SEED}".
+var seedVariable = regexp.MustCompile(`--seed[= ]+["']?\$[({]?(\w+)`)
+
+// seedFromFixedVariable reports whether an added test command takes its
+// seed from a variable the file sets to a number (CI_SEED ?= 20240611).
+func (c change) seedFromFixedVariable(l Line) bool {
+	m := seedVariable.FindStringSubmatch(l.Text)
+	if m == nil || !testCommand.MatchString(l.Text) || c.removedSame(l) {
+		return false
+	}
+	set := regexp.MustCompile(`^\s*(export\s+|-\s+)?` + regexp.QuoteMeta(m[1]) + `\s*(\?=|:=|=|:)\s*["']?[0-9]+["']?\s*(#.*)?$`)
+	lines, _ := c.headView()
+	for _, h := range lines {
+		if set.MatchString(h.Text) {
+			return true
+		}
+	}
+	return false
+}
 
 const seedFixedWhy = "the tests run in one fixed order: a flake that depends on the order no longer shows"
 

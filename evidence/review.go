@@ -259,7 +259,7 @@ func configFile(p string) bool {
 			return true
 		}
 	}
-	return p == ".gitlab-ci.yml" || strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh")
+	return p == ".gitlab-ci.yml" || strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, "Jenkinsfile")
 }
 
 func yamlFile(p string) bool { return strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml") }

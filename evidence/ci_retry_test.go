@@ -1,0 +1,69 @@
+package evidence
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCISystemsRetryingTheTests: the retries and forgiveness of CI systems
+// other than GitHub Actions, read from the hunk or, where the job the
+// line belongs to is far above it, from the file at head.
+func TestCISystemsRetryingTheTests(t *testing.T) {
+	hunk := hunkOf
+	gitlab := "test:\n  stage: test\n  script:\n    - mix test\n  retry:\n    max: 2\n    when:\n      - runner_system_failure\n      - script_failure\n"
+	deps := "deps:\n  script:\n    - mix deps.get\n  retry:\n    max: 2\n    when:\n      - script_failure\n"
+	buildkite := "steps:\n  - label: test\n    command: mix test\n    retry:\n      automatic:\n        - exit_status: -1\n          limit: 2\n        - exit_status: 2\n          limit: 2\n"
+	for _, c := range []struct {
+		name, rule string
+		diff, head string // head: the file at head, read whole ("" when not)
+	}{
+		{"GitLab told to retry failed scripts", "ci-retry", hunk(".gitlab-ci.yml", "   retry:", "     max: 2", "     when:", "       - runner_system_failure", "+      - script_failure"), ""},
+		{"GitLab's test job retried, seen in the whole file", "ci-retry", "--- a/.gitlab-ci.yml\n+++ b/.gitlab-ci.yml\n@@ -8,1 +8,2 @@\n       - runner_system_failure\n+      - script_failure\n", gitlab},
+		{"Buildkite retrying ExUnit's exit status", "ci-retry", "--- a/.buildkite/pipeline.yml\n+++ b/.buildkite/pipeline.yml\n@@ -7,1 +7,3 @@\n           limit: 2\n+        - exit_status: 2\n+          limit: 2\n", buildkite},
+		{"Jenkins retrying the stage that runs the tests", "ci-retry", hunk("Jenkinsfile", "     stage('Test') {", "       steps {", "+        retry(3) {", "           sh 'mix test --cover'", "+        }", "       }"), ""},
+		{"travis_retry on the suite", "ci-retry", hunk(".travis.yml", " script:", "-  - mix coveralls.travis", "+  - travis_retry mix coveralls.travis"), ""},
+		{"a Makefile's seed pinned through a variable", "seed-fixed", hunk("Makefile", "+CI_SEED ?= 20240611", " ci:", "-\t$(MIX) test --cover", "+\t$(MIX) test --cover --seed $(CI_SEED)"), ""},
+		{"Woodpecker ignoring the test step's failure", "failure-ignored", hunk(".woodpecker/test.yml", "   test:", "     commands:", "       - mix test", "+    failure: ignore"), ""},
+		{"a script's fixed wait made longer through a default", "sleep-added", hunk("scripts/test.sh", "-sleep 2", "+sleep \"${SERVICE_BOOT_SECONDS:-20}\"", " mix test"), ""},
+	} {
+		r := checkWithHead(t, c.diff, c.head)
+		if !hasConcern(r, c.rule) {
+			t.Errorf("%s: want a %s concern, got %+v", c.name, c.rule, r.Findings)
+		}
+	}
+	for _, c := range []struct{ name, diff, head string }{
+		{"GitLab retrying only lost runners", hunk(".gitlab-ci.yml", "   test:", "     script:", "       - mix test", "+    retry:", "+      max: 2", "+      when:", "+        - runner_system_failure", "+        - stuck_or_timeout_failure"), ""},
+		{"a retry of the job that fetches dependencies", "--- a/.gitlab-ci.yml\n+++ b/.gitlab-ci.yml\n@@ -6,1 +6,2 @@\n     when:\n+      - script_failure\n", deps},
+		{"travis_retry on the download of dependencies", hunk(".travis.yml", " install:", "-  - mix deps.get", "+  - travis_retry mix deps.get", " script:", "   - mix test"), ""},
+		{"a service's health check retried", hunk("docker-compose.test.yml", "     healthcheck:", "       test: [\"CMD\", \"pg_isready\"]", "+      retries: 30"), ""},
+		{"Buildkite retrying a lost agent", hunk(".buildkite/pipeline.yml", "     command: mix test", "+    retry:", "+      automatic:", "+        - exit_status: -1", "+          limit: 2"), ""},
+	} {
+		if r := checkWithHead(t, c.diff, c.head); r.Verdict == VerdictConcern {
+			t.Errorf("%s: called a concern: %+v", c.name, r.Findings)
+		}
+	}
+}
+
+// checkWithHead reviews a diff of one file for the flaky job, with the
+// file at head when head is not empty.
+func checkWithHead(t *testing.T, diff, head string) Review {
+	t.Helper()
+	d, err := ParseDiff(strings.NewReader(diff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := map[string]string{}
+	if head != "" {
+		heads[d.Files[0].Path()] = head
+	}
+	return CheckFiles(d, JobFlaky, nil, heads)
+}
+
+func hasConcern(r Review, rule string) bool {
+	for _, f := range r.Findings {
+		if f.Rule == rule && f.Severity == Concern {
+			return true
+		}
+	}
+	return false
+}
