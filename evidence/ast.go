@@ -16,7 +16,11 @@ import (
 // read from its hunks alone has blank lines where the diff shows nothing
 // (the grammar recovers from fragments), so line numbers are the file's.
 type source struct {
-	tests  []testUnit
+	tests []testUnit
+	// setups are the lines of each setup block, with the describe it is
+	// in ([0, 0] for the module's): what it checks, it checks for each
+	// test there.
+	setups [][4]int
 	calls  []callSite
 	defs   []defUnit
 	broken bool // the grammar had to recover from an error somewhere
@@ -40,6 +44,9 @@ type source struct {
 type testUnit struct {
 	name       string
 	start, end int
+	own        string // the name the test itself gives, without its describe's
+	full       string // ExUnit's name of it: its describe's and its own, spaced
+	describe   [2]int // the lines of its describe, [0, 0] for none
 }
 
 // callSite is one call: its name as written ("assert_receive",
@@ -209,9 +216,12 @@ func (w *walker) call(n *sitter.Node) {
 func (w *walker) finish(stubs [][2]int) {
 	for i := range w.s.tests {
 		t := &w.s.tests[i]
+		t.own, t.full = t.name, t.name
 		for _, d := range w.describes {
 			if d.start <= t.start && t.end <= d.end {
 				t.name = d.name + "/" + t.name
+				t.full = d.name + " " + t.own
+				t.describe = [2]int{d.start, d.end}
 				break
 			}
 		}
@@ -237,6 +247,15 @@ func (w *walker) finish(stubs [][2]int) {
 			}
 		}
 		w.s.named[c.name] = append(w.s.named[c.name], i)
+		if c.name == "setup" && c.end > c.start {
+			in := [2]int{}
+			for _, d := range w.describes {
+				if d.start <= c.start && c.end <= d.end {
+					in = [2]int{d.start, d.end}
+				}
+			}
+			w.s.setups = append(w.s.setups, [4]int{c.start, c.end, in[0], in[1]})
+		}
 	}
 	w.s.pollers, w.s.defined = w.s.localPollers()
 	for i, c := range w.s.calls {

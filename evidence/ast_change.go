@@ -210,24 +210,66 @@ func (c change) testKeeps(l Line, counted func(name string) bool) bool {
 	if was == nil {
 		return false
 	}
-	count := func(s *source, name string) (n int, found bool) {
+	count := func(s *source, name string, own bool) (n int, found bool) {
 		for i, t := range s.tests {
-			if t.name != name {
+			if t.name != name && !(own && (t.full == was.full || t.own == was.own)) {
 				continue
 			}
 			found = true
 			sent := s.sentIn(i)
 			for _, call := range s.calls {
-				if call.test == i && counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
+				if (call.test == i || call.test < 0 && s.setupFor(t, call.start)) && counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
 					n++
 				}
 			}
 		}
 		return n, found
 	}
-	before, _ := count(c.before, was.name)
-	after, found := count(c.after, was.name)
+	before, _ := count(c.before, was.name, false)
+	after, found := count(c.after, was.name, false)
+	if !found && c.after.holds(*was) {
+		after, found = count(c.after, was.name, true)
+	}
 	return found && after >= before
+}
+
+// setupFor reports whether line n is in a setup block that runs before
+// test t: the module's, or its describe's.
+func (s *source) setupFor(t testUnit, n int) bool {
+	for _, st := range s.setups {
+		if st[0] <= n && n <= st[1] && (st[2] == 0 || st[2] == t.describe[0] && st[3] == t.describe[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownNamed counts the tests that give themselves that name, whatever
+// their describe.
+func (s *source) ownNamed(own string) int {
+	n := 0
+	for _, t := range s.tests {
+		if t.own == own {
+			n++
+		}
+	}
+	return n
+}
+
+// holds reports whether s has test t of the other side: by describe and
+// name, or regrouped under another describe, by ExUnit's name (test
+// "post/3 rejects" made describe "post/3", test "rejects") or by the
+// test's own name when one test alone has it.
+func (s *source) holds(t testUnit) bool {
+	if s.hasTest(t.name) || s.ownNamed(t.own) == 1 {
+		return true
+	}
+	for _, u := range s.tests {
+		if u.full == t.full {
+			return true
+		}
+	}
+	return false
 }
 
 // assertionCall is an ExUnit assertion, or a bang call, which raises when

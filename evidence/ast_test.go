@@ -35,7 +35,7 @@ end
 	if s.broken {
 		t.Fatal("broken")
 	}
-	if want := []testUnit{{"index/lists", 6, 13}, {"/alone", 16, 18}}; !reflect.DeepEqual(s.tests, want) {
+	if want := []testUnit{{"index/lists", 6, 13, "lists", "index lists", [2]int{5, 14}}, {"/alone", 16, 18, "alone", "alone", [2]int{}}}; !reflect.DeepEqual(s.tests, want) {
 		t.Fatalf("tests %+v", s.tests)
 	}
 	got := map[string]callSite{}
@@ -127,13 +127,16 @@ func TestMovedKeyDropsModuleQualifiers(t *testing.T) {
 // A test that checks less is found per test when the files are read
 // whole, even when another test of the file gains as many assertions.
 func TestATestThatChecksLessIsFoundPerTest(t *testing.T) {
-	base := "defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b\" do\n    Foo.go()\n    assert_receive {:done, 3}\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n  end\nend\n"
+	base := "defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b counts\" do\n    Foo.go()\n    assert_receive {:done, 3}\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n  end\nend\n"
 	for name, c := range map[string]struct {
 		head string
 		want bool
 	}{
-		"the check moved to another test": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b\" do\n    Foo.go()\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n    assert Foo.y() == 2\n  end\nend\n", true},
-		"the check rewritten in the test": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b\" do\n    Foo.go()\n    assert_receive {:done, count}\n    assert count == 3\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n  end\nend\n", false},
+		"the check moved to another test": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b counts\" do\n    Foo.go()\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n    assert Foo.y() == 2\n  end\nend\n", true},
+		// ExUnit names a test "describe test": "counts" under describe
+		// "b" is the test "b counts".
+		"tests regrouped, one check lost": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  describe \"b\" do\n    test \"counts\" do\n      Foo.go()\n      assert Foo.count() == 3\n    end\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n    assert Foo.y() == 2\n  end\nend\n", true},
+		"the check rewritten in the test": {"defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"b counts\" do\n    Foo.go()\n    assert_receive {:done, count}\n    assert count == 3\n    assert Foo.count() == 3\n  end\n\n  test \"c\" do\n    assert Foo.x() == 1\n  end\nend\n", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var diff strings.Builder
@@ -152,6 +155,21 @@ func TestATestThatChecksLessIsFoundPerTest(t *testing.T) {
 				t.Fatalf("assertion-deleted found %v, want %v: %+v", found, c.want, r.Findings)
 			}
 		})
+	}
+}
+
+// What a describe's setup checks, it checks for each of its tests: two
+// tests' same check merged into their setup is not a check lost.
+func TestASetupChecksForEachTestOfItsDescribe(t *testing.T) {
+	base := "defmodule XTest do\n  use ExUnit.Case, async: true\n\n  test \"room joins\" do\n    :ok = Room.join(\"cy\")\n    assert_receive {:joined, \"cy\"}\n    assert \"cy\" in Room.members()\n  end\n\n  test \"room leaves\" do\n    :ok = Room.join(\"cy\")\n    assert_receive {:joined, \"cy\"}\n    :ok = Room.leave(\"cy\")\n    assert_receive {:left, \"cy\"}\n  end\nend\n"
+	head := "defmodule XTest do\n  use ExUnit.Case, async: true\n\n  describe \"room\" do\n    setup do\n      :ok = Room.join(\"cy\")\n      assert_receive {:joined, \"cy\"}\n      :ok\n    end\n\n    test \"joins\" do\n      assert \"cy\" in Room.members()\n    end\n\n    test \"leaves\" do\n      :ok = Room.leave(\"cy\")\n      assert_receive {:left, \"cy\"}\n    end\n  end\nend\n"
+	d, err := ParseDiff(strings.NewReader("--- a/test/x_test.exs\n+++ b/test/x_test.exs\n" + unifiedWhole(base, head)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := CheckFiles(d, JobFlaky, map[string]string{"test/x_test.exs": base}, map[string]string{"test/x_test.exs": head})
+	if r.Verdict == VerdictConcern {
+		t.Fatalf("called a concern: %+v", r.Findings)
 	}
 }
 

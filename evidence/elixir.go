@@ -110,17 +110,32 @@ const maxJoined = 30
 func joinCalls(lines []Line) {
 	for i := range lines {
 		depth := bracketDepth(lines[i].code)
-		// An assertion ending in a comma takes its timeout from the next line.
-		if depth <= 0 && !(strings.HasSuffix(strings.TrimSpace(lines[i].code), ",") && anyAssertion.MatchString(lines[i].code)) {
+		// An assertion ending in a comma takes its timeout from the next
+		// line; one ending in an operator (assert {:ok, x} =) its right
+		// side.
+		if depth <= 0 && !(continued(lines[i].code) && anyAssertion.MatchString(lines[i].code)) {
 			continue
 		}
 		joined := lines[i].code
-		for j := i + 1; j < len(lines) && j < i+maxJoined && (depth > 0 || strings.HasSuffix(strings.TrimSpace(joined), ",")); j++ {
+		for j := i + 1; j < len(lines) && j < i+maxJoined && (depth > 0 || continued(joined)); j++ {
 			joined += " " + strings.TrimSpace(lines[j].code)
 			depth += bracketDepth(lines[j].code)
 		}
 		lines[i].code = joined
 	}
+}
+
+// continued reports whether code ends where Elixir reads on: a comma or
+// an operator whose right side is on the next line. Not `or` and `and`:
+// the assertion rules pair each side of those apart.
+func continued(code string) bool {
+	code = strings.TrimSpace(code)
+	for _, op := range []string{",", " =", "==", "=~", "!=", " in", "<>", "++", "|>"} {
+		if strings.HasSuffix(code, op) {
+			return true
+		}
+	}
+	return false
 }
 
 func bracketDepth(s string) int {

@@ -38,7 +38,7 @@ func deletedAssertions(c change) []Finding {
 			readded[squashSpace(l.code)] = true
 		}
 		for _, l := range gone {
-			if t := c.before.testAt(l.Old); t != nil && c.after.hasTest(t.name) && !readded[squashSpace(l.code)] && !c.testKeeps(l, assertionCall) {
+			if t := c.before.testAt(l.Old); t != nil && c.after.holds(*t) && !readded[squashSpace(l.code)] && !c.testKeeps(l, assertionCall) {
 				return []Finding{c.finding("assertion-deleted", Concern, l, fmt.Sprintf("the test %q makes fewer assertions than before: it checks less", t.name))}
 			}
 		}
@@ -60,6 +60,8 @@ func deletedAssertions(c change) []Finding {
 func strength(line string) (score, wildcards int) {
 	s := line
 	switch {
+	case nonEmpty.MatchString(s):
+		score = 1 // anything at all passes, as with a truthy assert
 	case alternative.MatchString(s):
 		score = 2 // either of two outcomes passes
 	case sizeOnly.MatchString(s):
@@ -99,6 +101,7 @@ var trivial = regexp.MustCompile(`^\s*(assert\s*\(?\s*(true|:ok|1|"[^"]*")|refut
 var (
 	pinnedMatch = regexp.MustCompile(`^\s*assert\w*\s*\(?.*\^[a-z_]\w*`)
 	matchAssert = regexp.MustCompile(`^\s*assert\w*[\s(]+[%{\[].*[^=!<>]=[^=~]`)
+	nonEmpty    = regexp.MustCompile(`\b(length|Enum\.count|map_size|MapSet\.size)\([^=]*\)\s*(>|>=|!=)\s*[01]\b|!=\s*(\[\]|%\{\}|nil|"")\s*\)?\s*$|\bEnum\.any\?\(\s*\w+\s*\)|\bnot\s+Enum\.empty\?|refute\s*\(?\s*Enum\.empty\?`)
 	sizeOnly    = regexp.MustCompile(`\b(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size|Enum\.empty\?)\([^=]*\)\s*===?|===?\s*(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size)\(`)
 	looseAssert = regexp.MustCompile(`!=|>=|<=|[^-=]>|<[^-=>]|\bis_\w+\(|\blength\(|\bnot\b|\bin\b`)
 	wildcard    = regexp.MustCompile(`(^|[^\w])_(\w*)`)
@@ -183,15 +186,25 @@ type assertLine struct {
 
 func asserts(lines []Line) []assertLine {
 	var out []assertLine
+	bound := map[string]string{} // a name bound in the lines, to the expression it holds
 	for _, l := range lines {
+		if m := resultBound.FindStringSubmatch(l.code); m != nil {
+			bound[m[1]] = m[2]
+		}
 		m := macro(l.code)
 		if m == "" || strings.HasPrefix(m, "refute") {
 			continue
 		}
 		words := map[string]bool{}
-		for _, w := range word.FindAllString(l.code, -1) {
-			if !operatorWords[w] {
-				words[w] = true
+		for _, w := range word.FindAllString(sigil.ReplaceAllString(l.code, "~"), -1) {
+			if operatorWords[w] {
+				continue
+			}
+			words[w] = true
+			// slots = f(); assert length(slots) > 0 checks f()'s result:
+			// it pairs with the assertion that matched f() directly.
+			for _, v := range word.FindAllString(bound[w], -1) {
+				words[v] = true
 			}
 		}
 		if out = append(out, assertLine{l, m, words}); len(out) == maxPaired {
@@ -202,6 +215,12 @@ func asserts(lines []Line) []assertLine {
 }
 
 var word = regexp.MustCompile(`[A-Za-z_][\w?!]*`)
+
+// sigil is a sigil's literal (~U[2024-03-04 08:00:00Z]): a value, not names.
+var sigil = regexp.MustCompile(`~[a-zA-Z]\w*(\[[^\]]*\]|\([^)]*\)|\{[^}]*\}|<[^>]*>|"[^"]*"|'[^']*'|\|[^|]*\||/[^/]*/)[a-zA-Z]*`)
+
+// resultBound is a line that binds a name to a call's result.
+var resultBound = regexp.MustCompile(`^\s*([a-z_]\w*)\s*=\s*([\w.]+\(.*)$`)
 
 // operatorWords are Elixir's word operators: what an assertion computes,
 // not what it names, so they do not count towards pairing.

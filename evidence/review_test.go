@@ -288,6 +288,13 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"a spawned crowd made smaller", "concurrency-reduced", JobFlaky, hunk("test/a_test.exs", "-    for _ <- 1..100, do: spawn(fn -> hit(cache) end)", "+    for _ <- 1..5, do: spawn(fn -> hit(cache) end)")},
 		{"a plug's when clause narrowed over lines", "plug-changed", JobAlert, "--- a/lib/hexpm_web/controllers/api/key_controller.ex\n+++ b/lib/hexpm_web/controllers/api/key_controller.ex\n@@ -4,4 +4,4 @@\n" +
 			"   plug :authorize,\n        [domain: \"api\", resource: \"write\"]\n-       when action in [:create, :delete]\n+       when action in [:create]\n"},
+		{"a match over two lines loosened to the struct alone", "assertion-weakened", JobFlaky, hunk("test/a_live_test.exs",
+			"-      assert {:ok, %Order{status: :shipped, shipped_at: %DateTime{}}} =", "-               Orders.fetch_order(order.id)", "+      assert {:ok, %Order{}} = Orders.fetch_order(order.id)")},
+		{"a list matched made a non-empty check of a bound name", "assertion-weakened", JobFlaky, hunk("test/a_test.exs",
+			"-      assert [", "-               %Slot{starts_at: ~U[2024-03-04 08:00:00Z]},", "-               %Slot{starts_at: ~U[2024-03-04 09:00:00Z]}", "-             ] = Scheduling.available_slots(p, @monday)",
+			"+      slots = Scheduling.available_slots(p, @monday)", "+      assert length(slots) > 0")},
+		{"a property checked on fewer and smaller inputs", "property-weakened", JobFlaky, hunk("test/a_property_test.exs",
+			"-  defp ops, do: list_of(op(), max_length: 60)", "+  defp ops, do: list_of(op(), max_length: 8)", "   property \"merge\" do", "-    check all ops <- ops(), max_runs: 200 do", "+    check all ops <- ops(), max_runs: 25 do")},
 		{"either of two outcomes accepted", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", `-    assert first.name == "Ada"`, `+    assert first_a.name == "Ada" or`, `+      first_b.name == "Ada"`)},
 		{"a message pattern made a bare name", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert_receive [], 500", "+    assert_receive results, 500", "+    assert is_list(results)")},
 		{"a pinned value given way to a pattern", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert_receive {:EXIT, _pid, ^error}, 1000", "+    assert_receive {:EXIT, _pid, %ConnectionError{}}, 1000")},
