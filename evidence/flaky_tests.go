@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -30,7 +31,7 @@ var (
 // pollNames are the names of helpers that poll for a condition (ExUnit
 // has none, so each project names its own); pollCall, pollDef and the
 // AST's pollName are built from them.
-const pollNames = `eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+`
+const pollNames = `eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+|with_retry|with_retries|retry_until\w*|retrying`
 
 // pollingHelper reports whether a block defines a helper that polls for a
 // condition, by its name or by what it does (definesPoller): its sleep
@@ -171,7 +172,44 @@ func rescues(c change) []Finding {
 			}
 		}
 	}
+	return append(out, c.assertionErrorsCaught()...)
+}
+
+// assertionErrorsCaught: ExUnit.AssertionError newly named among what a
+// test helper rescues or retries on (@transient [..., ExUnit.AssertionError])
+// and not raised again: a failing assertion is then tried again or passed.
+// A polling helper defined in the same lines rescues it to poll (retries
+// notes it).
+func (c change) assertionErrorsCaught() []Finding {
+	reraised := false
+	for _, l := range c.added() {
+		reraised = reraised || strings.Contains(l.code, "reraise")
+	}
+	if reraised || c.removedMentions("ExUnit.AssertionError") {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		if c.pollingHelper(b) || slices.ContainsFunc(b.added, func(l Line) bool { return rescueLine.MatchString(l.code) }) {
+			continue // a rescue the lines show is read above
+		}
+		for _, l := range b.added {
+			if strings.Contains(l.code, "ExUnit.AssertionError") {
+				out = append(out, c.finding("rescue-around-assertion", Concern, l, "ExUnit.AssertionError is now among what is caught here: a failing assertion is tried again or let pass"))
+			}
+		}
+	}
 	return out
+}
+
+// removedMentions reports whether a removed line of the change holds s.
+func (c change) removedMentions(s string) bool {
+	for _, l := range c.removed() {
+		if strings.Contains(l.code, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // ciOnly wraps tests in a condition on the CI's environment.

@@ -259,9 +259,21 @@ func waitDefaults(c change) []Finding {
 	return out
 }
 
-// waitDefaultsOf reads a def's defaults whose names say time.
+// keywordDefault is an option read with a default: Keyword.get(opts,
+// :attempts, 3).
+var keywordDefault = hinted{regexp.MustCompile(`\bKeyword\.get\(\s*\w+\s*,\s*:(\w+)\s*,\s*([^()]+(?:\([^()]*\))?)\)`), []string{"Keyword.get("}}
+
+// waitDefaultsOf reads a def's defaults whose names say time or tries,
+// and the defaults of such options read in a helper's body.
 func (c change) waitDefaultsOf(line string) map[string]int64 {
 	out := map[string]int64{}
+	for _, d := range keywordDefault.FindAllStringSubmatch(line, -1) {
+		if timerKey.MatchString(d[1]) || waitWords.MatchString(d[1]) || countWords.MatchString(d[1]) {
+			if v, ok := c.millis(d[2]); ok {
+				out["option :"+d[1]] = v
+			}
+		}
+	}
 	m := waitDef.FindStringSubmatch(line)
 	if m == nil {
 		return out
