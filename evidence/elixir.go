@@ -25,6 +25,9 @@ type change struct {
 	// gates are the application settings the diff's code newly reads in
 	// a condition (switchGates), across its files.
 	gates map[string]bool
+	// sleepsGone says the diff's tests lose sleeps and gain none (a clock
+	// injected in their place): a longer setting is not waited out.
+	sleepsGone bool
 	// before and after are the file's two sides read as code (readCode);
 	// nil for the side a file added or deleted lacks, or before reading.
 	before, after *source

@@ -138,15 +138,40 @@ func timerOptions(c change) []Finding {
 		for k, v := range c.timerValues(l) {
 			old, had := before[k]
 			def, known := timeoutDefaults[k]
+			raised, injected := had && (v > old || isRate(k) && v != old), !had && config && (!known || v > def)
 			switch {
-			case had && (v > old || isRate(k) && v != old):
+			case config && c.sleepsGone && (raised || injected):
+				out = append(out, c.finding("timer-stretched", Note, l, fmt.Sprintf("%s is longer in the tests' configuration, while the tests lose their sleeps: check that no test waits it out", k)))
+			case raised:
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %s to %s: the race is given more time, not fixed", k, ms(old), ms(v))))
-			case !had && config && (!known || v > def):
+			case injected:
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s: %s is added to the tests' configuration: a longer wait for every test, not a fix", k, ms(v))))
 			}
 		}
 	}
 	return out
+}
+
+// sleepsOnlyRemoved reports whether the diff's tests lose sleeps and gain
+// none: what replaced them (a fake clock advanced) does not wait.
+func sleepsOnlyRemoved(changes []*change) bool {
+	removed := 0
+	for _, c := range changes {
+		if !c.test {
+			continue
+		}
+		for _, l := range c.all {
+			if _, found, _ := c.sleepOf(l.code); found {
+				if l.Kind == '+' {
+					return false
+				}
+				if l.Kind == '-' {
+					removed++
+				}
+			}
+		}
+	}
+	return removed > 0
 }
 
 // isRate reports whether an option is a rate, which changes in either

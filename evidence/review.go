@@ -126,9 +126,9 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 		changes = append(changes, &c)
 	}
 	out := unparsed
-	gates := switchGates(changes)
+	gates, sleepsGone := switchGates(changes), sleepsOnlyRemoved(changes)
 	for _, c := range changes {
-		c.gates = gates
+		c.gates, c.sleepsGone = gates, sleepsGone
 		// A line removed here and added in another file moved there.
 		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
 		for _, rule := range rules {

@@ -351,6 +351,8 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"the test job switched off", "test-skipped", JobFlaky, hunk(".github/workflows/ci.yml", "   test:", "+    if: false")},
 		{"a sleep before the tests in CI", "sleep-added", JobFlaky, hunk(".github/workflows/ci.yml", "+      - run: sleep 10")},
 		{"more tries of a retrying step", "ci-retry", JobFlaky, hunk(".github/workflows/ci.yml", "-          max_attempts: 2", "+          max_attempts: 5")},
+		{"a token's lifetime raised in the tests' configuration, the sleeps kept", "timer-stretched", JobFlaky,
+			hunk("config/test.exs", " config :gate, Gate.Tokens,", "-  magic_link_ttl: 1", "+  magic_link_ttl: 900") + hunk("test/gate/tokens_test.exs", "       Process.sleep(1_100)", "-      assert :expired = Tokens.check(t)", "+      assert :expired = Tokens.check(t, now())")},
 		{"a GitLab job retried", "ci-retry", JobFlaky, hunk(".gitlab-ci.yml", "   test:", "+    retry: 2")},
 		{"a job's timeout raised", "test-timeout-raised", JobFlaky, hunk(".github/workflows/ci.yml", "-    timeout-minutes: 10", "+    timeout-minutes: 30")},
 		{"a timeout raised in the production configuration", "call-timeout-raised", JobFlaky, hunk("config/prod.exs", "   pool_size: 20,", "+  timeout: 60000")},
@@ -423,6 +425,8 @@ func TestNotesThatAreNotConcerns(t *testing.T) {
 		{"a non-empty check made a polled match on one row", "polling", hunk("test/a_test.exs", "-      assert_eventually(history_for(id) != [])", "+      assert_eventually([%History{}] = history_for(id))")},
 		{"a module made to run alone, its comment says why", "async-disabled", hunk("test/a_test.exs", "   # infeed/outfeed are global resources, so they", "   # cannot run concurrently.", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false")},
 		{"a module made to run alone that counts a named registry", "async-disabled", hunk("test/a_test.exs", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false", "   test \"x\" do", "     assert Registry.count(Hexpm.SessionRegistry) == 2")},
+		{"a token's lifetime made real while the tests' sleeps give way to a clock advanced", "timer-stretched",
+			hunk("config/test.exs", " config :gate, Gate.Tokens,", "-  magic_link_ttl: 1", "+  magic_link_ttl: 900") + hunk("test/gate/tokens_test.exs", "-      Process.sleep(1_100)", "+      FakeClock.advance(minutes: 15, seconds: 1)")},
 		{"a module made to run alone, a helper writes its config", "async-disabled", hunk("test/a_test.exs", "-  use ExUnit.Case, async: true", "+  use ExUnit.Case, async: false", "   setup do", "     put_test_config(traces_sampler: fn _ -> true end)")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
