@@ -15,23 +15,42 @@ var roleValue = hinted{regexp.MustCompile(`\b(\w*(?:role|roles|permission|permis
 
 // rolesGranted: in the code under test, a role, permission or access
 // level set in a literal that now has another value than the line it
-// replaces: who gets what changed.
+// replaces: who gets what changed. A value the file sets as often as
+// before moved with its clause (clauses reordered): nothing is granted.
 func rolesGranted(c change) []Finding {
 	if c.test || !elixirFile(c.path) {
 		return nil
+	}
+	values := func(l Line) [][]string {
+		if l.code == "" {
+			return nil // a comment, or a heredoc's text
+		}
+		return roleValue.FindAllStringSubmatch(withStrings(l.Text), -1)
+	}
+	gained := map[string]int{} // key=value: how many more times the file sets it
+	for _, l := range c.all {
+		for _, m := range values(l) {
+			switch l.Kind {
+			case '+':
+				gained[m[1]+"="+strings.TrimSpace(m[2])]++
+			case '-':
+				gained[m[1]+"="+strings.TrimSpace(m[2])]--
+			}
+		}
 	}
 	var out []Finding
 	for _, b := range c.blocks {
 		before := map[string]string{}
 		for _, l := range b.removed {
-			for _, m := range roleValue.FindAllStringSubmatch(withStrings(l.Text), -1) {
+			for _, m := range values(l) {
 				before[m[1]] = strings.TrimSpace(m[2])
 			}
 		}
 		for _, l := range b.added {
-			for _, m := range roleValue.FindAllStringSubmatch(withStrings(l.Text), -1) {
-				if old, ok := before[m[1]]; ok && old != strings.TrimSpace(m[2]) && !lesserRole(old, m[2]) {
-					out = append(out, c.finding("role-changed", Concern, l, fmt.Sprintf("%s is now %s where it was %s: check who is granted what", m[1], strings.TrimSpace(m[2]), old)))
+			for _, m := range values(l) {
+				now := strings.TrimSpace(m[2])
+				if old, ok := before[m[1]]; ok && old != now && !lesserRole(old, m[2]) && gained[m[1]+"="+now] > 0 {
+					out = append(out, c.finding("role-changed", Concern, l, fmt.Sprintf("%s is now %s where it was %s: check who is granted what", m[1], now, old)))
 				}
 			}
 		}

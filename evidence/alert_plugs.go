@@ -111,7 +111,7 @@ func plugStatements(all []Line, skip byte) []plugStatement { return statements(a
 func statements(all []Line, skip byte, re *regexp.Regexp) []plugStatement {
 	var lines []Line
 	for _, l := range all {
-		if l.Kind != skip {
+		if l.Kind != skip && l.code != "" { // not a comment, nor a heredoc's text
 			lines = append(lines, l)
 		}
 	}

@@ -52,8 +52,14 @@ func newFileChange(f File) change {
 			}
 			cur = block{}
 		}
-		for _, l := range h.Lines {
-			l.code = code(l.Text)
+		lines := slices.Clone(h.Lines)
+		for i := range lines {
+			lines[i].code = code(lines[i].Text)
+		}
+		if elixirFile(c.path) {
+			blankDocs(lines)
+		}
+		for _, l := range lines {
 			c.all = append(c.all, l)
 			switch l.Kind {
 			case '-':
@@ -101,57 +107,6 @@ func (c *change) readHead(content string) {
 			c.touched = append(c.touched, w)
 		}
 	}
-}
-
-// maxJoined bounds the lines one call is read across.
-const maxJoined = 30
-
-// joinCalls reads a call that spans lines (an assert_receive whose pattern
-// and timeout sit on lines of their own) as the line it starts on: that
-// line's code becomes the call up to its closing bracket and any argument
-// after a trailing comma.
-func joinCalls(lines []Line) {
-	for i := range lines {
-		depth := bracketDepth(lines[i].code)
-		// An assertion ending in a comma takes its timeout from the next
-		// line; one ending in an operator (assert {:ok, x} =) its right
-		// side.
-		if depth <= 0 && !(continued(lines[i].code) && anyAssertion.MatchString(lines[i].code)) {
-			continue
-		}
-		joined := lines[i].code
-		for j := i + 1; j < len(lines) && j < i+maxJoined && (depth > 0 || continued(joined)); j++ {
-			joined += " " + strings.TrimSpace(lines[j].code)
-			depth += bracketDepth(lines[j].code)
-		}
-		lines[i].code = joined
-	}
-}
-
-// continued reports whether code ends where Elixir reads on: a comma or
-// an operator whose right side is on the next line. Not `or` and `and`:
-// the assertion rules pair each side of those apart.
-func continued(code string) bool {
-	code = strings.TrimSpace(code)
-	for _, op := range []string{",", " =", "==", "=~", "!=", " in", "<>", "++", "|>"} {
-		if strings.HasSuffix(code, op) {
-			return true
-		}
-	}
-	return false
-}
-
-func bracketDepth(s string) int {
-	d := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(', '[', '{':
-			d++
-		case ')', ']', '}':
-			d--
-		}
-	}
-	return d
 }
 
 func (c change) added() []Line {

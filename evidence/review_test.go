@@ -131,6 +131,12 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		diff string
 	}{
 		{"a sleep removed", JobFlaky, hunk("test/a_test.exs", "-    Process.sleep(100)", "+    assert_receive {:done, ^ref}")},
+		{"a policy's clauses reordered, each keeping its role", JobAlert, hunk("lib/a/policy.ex",
+			"-  def authorize(:update_item, %User{role: :clerk, id: id}, %Item{owner_id: id}), do: :ok", "+  def authorize(:update_item, %User{role: :manager}, _), do: :ok",
+			"   def authorize(:delete_item, %User{role: :manager}, _), do: :ok",
+			"-  def authorize(:update_item, %User{role: :manager}, _), do: :ok", "+  def authorize(:update_item, %User{role: :clerk, id: id}, %Item{owner_id: id}), do: :ok")},
+		{"a usage example in a moduledoc", JobAlert, hunk("lib/a_web/plugs/require_scopes.ex", `   @moduledoc """`, "   Usage:", `-      plug A.RequireScopes, "orders:write" when action in [:create, :cancel]`, `+      plug A.RequireScopes, ["orders:write"] when action in [:create]`, `   """`)},
+		{"a doc's example, the hunk starting inside it", JobFlaky, hunk("test/support/helpers.ex", "       iex> start()", "-      iex> Process.sleep(10)", "+      iex> Process.sleep(1_000)", `   """`, "   def start, do: :ok")},
 		{"a sleep shortened", JobFlaky, hunk("test/a_test.exs", "-    Process.sleep(500)", "+    Process.sleep(10)")},
 		{"a sleep in a comment or a string", JobFlaky, hunk("test/a_test.exs", "+    # no Process.sleep(100) here: we wait for the message", `+    assert log =~ "Process.sleep(100)"`)},
 		{"a receive timeout shortened", JobFlaky, hunk("test/a_test.exs", "-    assert_receive :ok, 1000", "+    assert_receive :ok, 200")},
