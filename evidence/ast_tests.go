@@ -1,0 +1,138 @@
+package evidence
+
+import (
+	"slices"
+	"strings"
+)
+
+// Tests across a change's two sides read as code: the same test by its
+// name (or ExUnit's, when regrouped under a describe), and what it still
+// does there.
+
+// testKeeps reports whether the test a removed line was in is still
+// there, by describe and name, making at least as many of the calls
+// counted (assertions, processes started): the lines moved or were
+// restructured, the test does not do less. False when a side is not read
+// as code or the line is in no test.
+func (c change) testKeeps(l Line, counted func(name string) bool) bool {
+	if c.before == nil || c.after == nil || c.before.broken || c.after.broken || l.Kind != '-' {
+		return false
+	}
+	was := c.before.testAt(l.Old)
+	if was == nil {
+		return false
+	}
+	count := func(s *source, name string, own bool) (n int, found bool) {
+		for i, t := range s.tests {
+			if t.name != name && !(own && (t.full == was.full || t.own == was.own)) {
+				continue
+			}
+			found = true
+			sent := s.sentIn(i)
+			for _, call := range s.calls {
+				if (call.test == i || call.test < 0 && s.setupFor(t, call.start)) && counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
+					n++
+				}
+			}
+		}
+		return n, found
+	}
+	before, _ := count(c.before, was.name, false)
+	after, found := count(c.after, was.name, false)
+	if !found && c.after.holds(*was) {
+		after, found = count(c.after, was.name, true)
+	}
+	return found && after >= before
+}
+
+// setupFor reports whether line n is in a setup block that runs before
+// test t: the module's, or its describe's.
+func (s *source) setupFor(t testUnit, n int) bool {
+	for _, st := range s.setups {
+		if st[0] <= n && n <= st[1] && (st[2] == 0 || st[2] == t.describe[0] && st[3] == t.describe[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownNamed counts the tests that give themselves that name, whatever
+// their describe.
+func (s *source) ownNamed(own string) int {
+	n := 0
+	for _, t := range s.tests {
+		if t.own == own {
+			n++
+		}
+	}
+	return n
+}
+
+// holds reports whether s has test t of the other side: by describe and
+// name, or regrouped under another describe, by ExUnit's name (test
+// "post/3 rejects" made describe "post/3", test "rejects") or by the
+// test's own name when one test alone has it.
+func (s *source) holds(t testUnit) bool {
+	if s.hasTest(t.name) || s.ownNamed(t.own) == 1 {
+		return true
+	}
+	for _, u := range s.tests {
+		if u.full == t.full {
+			return true
+		}
+	}
+	return false
+}
+
+// assertionCall is an ExUnit assertion, or a bang call, which raises when
+// what it checks does not hold.
+func assertionCall(name string) bool {
+	return strings.HasPrefix(name, "assert") || strings.HasPrefix(name, "refute") || strings.HasSuffix(name, "!")
+}
+
+// concurrentCall is a call that starts something running beside the test.
+func concurrentCall(name string) bool { return slices.Contains(concurrentCalls, name) }
+
+// sentIn are the tags of the messages test i sends itself (send/2 in its
+// body): waiting for one of them is the test's own plumbing, not a check
+// of the code under test.
+func (s *source) sentIn(i int) map[string]bool {
+	out := map[string]bool{}
+	for _, call := range s.calls {
+		if call.test == i && call.name == "send" && len(call.args) == 2 {
+			out[messageTag(call.args[1])] = true
+		}
+	}
+	return out
+}
+
+// messageTag is a message's leading atom: ":pool" of `{:pool, pool}`,
+// ":done" of `:done`; "" when it has none.
+func messageTag(msg string) string {
+	msg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "{"))
+	if !strings.HasPrefix(msg, ":") {
+		return ""
+	}
+	end := strings.IndexAny(msg, ", }")
+	if end < 0 {
+		end = len(msg)
+	}
+	return msg[:end]
+}
+
+// testsStay reports whether each test whose definition a removed line
+// held is still in the file, by describe and name (moved into a nested
+// module, or into a describe of the same name). False when a side is not
+// read as code.
+func (c change) testsStay(removed []Line) bool {
+	if c.before == nil || c.after == nil || c.before.fragment || c.after.fragment {
+		return false
+	}
+	for _, l := range removed {
+		t := c.before.testAt(l.Old)
+		if t == nil || !c.after.hasTest(t.name) {
+			return false
+		}
+	}
+	return true
+}
