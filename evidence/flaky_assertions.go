@@ -173,7 +173,6 @@ func weakenedAssertions(c change) []Finding {
 	return out
 }
 
-
 var (
 	exactAssert = regexp.MustCompile(`^\s*assert\s*\(?\s*([\w.]+(?:\([^()]*\))?)\s*===?\s*\S`)
 	refuteOf    = regexp.MustCompile(`^\s*refute\s*\(?\s*([\w.]+(?:\([^()]*\))?)\s*(=~|!=|==|in\b)`)
