@@ -26,7 +26,8 @@ var atom = regexp.MustCompile(`:\w+|[A-Z][\w.]*`)
 // given fewer pipelines in a router or LiveView, each read as a whole
 // statement (a live_session's on_mount list over lines). One added back
 // anywhere in the file with at least the same pipelines is moved or
-// tightened.
+// tightened, and so is one whose pipelines (by what the file's pipeline
+// blocks plug) hold every plug the old ones did.
 func pipelinesChanged(c change) []Finding {
 	if !webFile.MatchString(c.path) {
 		return nil
@@ -45,7 +46,8 @@ func pipelinesChanged(c change) []Finding {
 				union = append(union, atom.FindAllString(n.opts, -1)...)
 			}
 		}
-		kept := containsAll(union, atom.FindAllString(p.opts, -1))
+		defs := c.pipelineDefs()
+		kept := containsAll(defs.expand(union), defs.expand(atom.FindAllString(p.opts, -1)))
 		if !kept {
 			out = append(out, c.finding("pipeline-changed", Concern, p.line, "the routes here no longer go through the same pipelines or mount hooks: check authentication and authorization still apply"))
 		}

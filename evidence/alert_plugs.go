@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -194,4 +195,54 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+var (
+	pipelineOpen = regexp.MustCompile(`^(\s*)pipeline\s+:(\w+)\s+do\b`)
+	plugName     = regexp.MustCompile(`^\s*plug\s+(:?[A-Za-z_][\w.]*[?!]?)`)
+)
+
+// pipelineDefs are the plugs of each pipeline a router defines, as either
+// side of the change shows them (the files read whole, else the hunks).
+type pipelineDefs map[string][]string
+
+func (c change) pipelineDefs() pipelineDefs {
+	var texts []string
+	for _, s := range []*source{c.before, c.after} {
+		if s != nil && !s.fragment {
+			texts = append(texts, strings.Split(s.text, "\n")...)
+		}
+	}
+	for _, l := range c.all {
+		texts = append(texts, l.Text)
+	}
+	defs := pipelineDefs{}
+	for i := 0; i < len(texts); i++ {
+		m := pipelineOpen.FindStringSubmatch(texts[i])
+		if m == nil {
+			continue
+		}
+		var plugs []string
+		for j := i + 1; j < len(texts) && j < i+maxJoined; j++ {
+			if strings.TrimSpace(texts[j]) == "end" && strings.HasPrefix(texts[j], m[1]+"end") {
+				break
+			}
+			if p := plugName.FindStringSubmatch(texts[j]); p != nil {
+				plugs = append(plugs, p[1])
+			}
+		}
+		if _, seen := defs[":"+m[2]]; !seen {
+			defs[":"+m[2]] = plugs
+		}
+	}
+	return defs
+}
+
+// expand is pipelines with the plugs each is defined with.
+func (d pipelineDefs) expand(names []string) []string {
+	out := slices.Clone(names)
+	for _, n := range names {
+		out = append(out, d[n]...)
+	}
+	return out
 }
