@@ -123,26 +123,23 @@ var (
 	// permissions, membership, verification.
 	guardWord = regexp.MustCompile(`(?i)\b[\w.]*(owner|billing|paid|plan|subscri|role|admin|authori[sz]|permi|access|can\?|can_\w+\?|member|verif|ensure_|require_|allowed|forbid|policy|scope|(?:user|owner|author|account|org|organization|tenant|team)_id\b)[\w?!]*`)
 	// checkShape is how a check reads in Elixir: a condition, a guard, a
-	// with clause, an error return.
-	checkShape = hinted{regexp.MustCompile(`\b(if|unless|case|cond|with|when|and|or|not)\b|<-|&&|\|\||\{:error|:forbidden|:unauthorized|\b40[13]\b|raise\b`),
-		[]string{"if", "unless", "case", "cond", "with", "when", "and", "or", "not", "<-", "&&", "||", "{:error", ":forbidden", ":unauthorized", "40", "raise"}}
+	// with clause, an error return, a query's where.
+	checkShape = hinted{regexp.MustCompile(`\b(if|unless|case|cond|with|when|and|or|not|where)\b|<-|&&|\|\||\{:error|:forbidden|:unauthorized|\b40[13]\b|raise\b`),
+		[]string{"if", "unless", "case", "cond", "with", "when", "and", "or", "not", "where", "<-", "&&", "||", "{:error", ":forbidden", ":unauthorized", "40", "raise"}}
 )
 
 // checksRemoved: outside tests, a removed line that checks ownership,
-// billing, a role or a permission, when no added line of the file
-// requires the same: the check's function (by its name, however it is
-// called: inline, as a plug's fun:, as an MFA) and the values it checks
-// against (a role string). An inline check turned into a plug for the
+// billing, a role or a permission (a condition, a guard, a query's
+// where), when no added line of the diff, in any file, requires the
+// same: the check's function (by its name, however it is called: inline,
+// as a plug's fun:, as an MFA) and the values it checks against (a role
+// string). An inline check turned into a plug for the
 // same action requires the same and is not reported.
 func checksRemoved(c change) []Finding {
 	if c.test {
 		return nil
 	}
-	var sb strings.Builder
-	for _, l := range c.added() {
-		sb.WriteString(withStrings(l.Text) + "\n")
-	}
-	added := sb.String()
+	added := c.diffAdded // a check moved to another file (a scoped query) is kept
 	var out []Finding
 	for _, b := range c.blocks {
 		for _, l := range b.removed {

@@ -28,6 +28,8 @@ type change struct {
 	// sleepsGone says the diff's tests lose sleeps and gain none (a clock
 	// injected in their place): a longer setting is not waited out.
 	sleepsGone bool
+	// diffAdded is every line the diff adds, in every file, strings kept.
+	diffAdded string
 	// before and after are the file's two sides read as code (readCode);
 	// nil for the side a file added or deleted lacks, or before reading.
 	before, after *source

@@ -127,8 +127,14 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 	}
 	out := unparsed
 	gates, sleepsGone := switchGates(changes), sleepsOnlyRemoved(changes)
+	var diffAdded strings.Builder
 	for _, c := range changes {
-		c.gates, c.sleepsGone = gates, sleepsGone
+		for _, l := range c.added() {
+			diffAdded.WriteString(withStrings(l.Text) + "\n")
+		}
+	}
+	for _, c := range changes {
+		c.gates, c.sleepsGone, c.diffAdded = gates, sleepsGone, diffAdded.String()
 		// A line removed here and added in another file moved there.
 		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
 		for _, rule := range rules {

@@ -141,6 +141,9 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		{"a refused authorization rescued into a redirect", JobAlert, hunk("lib/a_web/live/reports_live.ex",
 			"-    Bodyguard.permit!(Reports, :view, user, org)", "+    try do", "+      Bodyguard.permit!(Reports, :view, user, org)", "+    rescue", "+      Bodyguard.NotAuthorizedError ->",
 			"+        {:halt, push_navigate(socket, to: ~p\"/\")}", "+    end")},
+		{"an ownership check moved into the context's query, in another file", JobAlert,
+			hunk("lib/a_web/live/project_live.ex", "-    project = Projects.get_project!(id)", "-    if project.organization_id != socket.assigns.current_org.id, do: raise(NotFoundError)", "+    {:ok, project} = Projects.fetch_project(socket.assigns.current_org, id)") +
+				hunk("lib/a/projects.ex", "+  def fetch_project(%Org{id: org_id}, id) do", "+    Project |> where([p], p.organization_id == ^org_id) |> Repo.get(id) |> found()", "+  end")},
 		{"a usage example in a moduledoc", JobAlert, hunk("lib/a_web/plugs/require_scopes.ex", `   @moduledoc """`, "   Usage:", `-      plug A.RequireScopes, "orders:write" when action in [:create, :cancel]`, `+      plug A.RequireScopes, ["orders:write"] when action in [:create]`, `   """`)},
 		{"a doc's example, the hunk starting inside it", JobFlaky, hunk("test/support/helpers.ex", "       iex> start()", "-      iex> Process.sleep(10)", "+      iex> Process.sleep(1_000)", `   """`, "   def start, do: :ok")},
 		{"a sleep shortened", JobFlaky, hunk("test/a_test.exs", "-    Process.sleep(500)", "+    Process.sleep(10)")},
@@ -282,6 +285,8 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"a refused authorization rescued and logged", "authorization-rescued", JobAlert, hunk("lib/a_web/live/reports_live.ex",
 			"-    Bodyguard.permit!(Reports, :view, user, org)", "+    try do", "+      Bodyguard.permit!(Reports, :view, user, org)", "+    rescue", "+      e in Bodyguard.NotAuthorizedError ->",
 			"+        Logger.warning(Exception.message(e))", "+    end")},
+		{"a query no longer scoped to the organization", "check-removed", JobAlert, hunk("lib/a/documents.ex",
+			"-  def get_document!(%Organization{id: org_id}, id) do", "+  def get_document!(%Organization{}, id) do", "     Document", "-    |> where([d], d.organization_id == ^org_id)", "     |> Repo.get!(id)")},
 		{"a plug given another role", "plug-changed", JobAlert, hunk("lib/hexpm_web/router.ex", `-    plug :require_role, "admin"`, `+    plug :require_role, "guest"`)},
 		{"a role in a policy module changed, nothing else", "authorization-changed", JobAlert, hunk("lib/hexpm/policies/package_policy.ex",
 			`-  def authorize(:publish, %User{role: "admin"}, _), do: :ok`, `+  def authorize(:publish, %User{role: "guest"}, _), do: :ok`)},
