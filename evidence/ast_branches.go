@@ -69,13 +69,65 @@ func (w *walker) branches(n *sitter.Node) (alts [][]string, ok bool) {
 		}
 		match := subject + " matches " + pattern
 		if !ignored.MatchString(pattern) {
-			out = append(out, prefixed(append(append([]string{}, earlier...), match), body)...)
+			conds := append(append(append([]string{}, earlier...), match), impliedBy(subject, pattern)...)
+			out = append(out, prefixed(conds, body)...)
 			earlier = append(earlier, "not ("+match+")")
 		} else {
 			out = append(out, prefixed(earlier, body)...)
 		}
 	}
 	return out, true
+}
+
+// fieldLiteral is a key of a map or struct pattern given a literal value.
+var fieldLiteral = regexp.MustCompile(`(?:^|[{,]\s*)([a-z_]\w*):\s*(:\w+|"[^"]*"|-?[0-9][0-9_.]*|true|false|nil)\s*(?:[,}]|$)`)
+
+// impliedBy are the comparisons a struct or map pattern's literal fields
+// make of the subject: %User{role: :admin} asks user.role == :admin, as an
+// if on that comparison does. Fields of nested patterns are left out.
+func impliedBy(subject, pattern string) []string {
+	if !strings.HasPrefix(pattern, "%") {
+		return nil
+	}
+	open := strings.IndexByte(pattern, '{')
+	if open < 0 || !strings.HasSuffix(pattern, "}") {
+		return nil
+	}
+	inner := pattern[open+1 : len(pattern)-1]
+	if strings.ContainsAny(inner, "{[") {
+		return nil // nested: which level a field is on is not read here
+	}
+	var out []string
+	for _, m := range fieldLiteral.FindAllStringSubmatch("{"+inner+"}", -1) {
+		out = append(out, subject+"."+m[1]+" == "+m[2])
+	}
+	return out
+}
+
+// bodyRequirement reads a body of several expressions: its value is the
+// last one's, and each one before it (socket = mount_current_user(...),
+// authorize!(user)) is a condition of every alternative, as written, so
+// that one removed asks less. A body with a rescue or an else is read
+// whole, as one condition.
+func (w *walker) bodyRequirement(block *sitter.Node) [][]string {
+	var earlier []string
+	var last *sitter.Node
+	for i := 0; i < int(block.NamedChildCount()); i++ {
+		switch c := block.NamedChild(i); c.Type() {
+		case "comment":
+		case "else_block", "rescue_block", "catch_block", "after_block":
+			return [][]string{{squashSpace(w.text(block))}}
+		default:
+			if last != nil {
+				earlier = append(earlier, squashSpace(w.text(last)))
+			}
+			last = c
+		}
+	}
+	if last == nil {
+		return [][]string{{squashSpace(w.text(block))}}
+	}
+	return prefixed(earlier, w.requirement(last))
 }
 
 // prefixed is each alternative with conds before its own conditions.

@@ -61,7 +61,7 @@ func (w *walker) def(args *sitter.Node, start, end int) (defUnit, bool) {
 		if block := namedChildOfType(args.Parent(), "do_block"); block != nil && block.NamedChildCount() == 1 {
 			body = block.NamedChild(0)
 		} else if block != nil {
-			d.requires = [][]string{{squashSpace(w.text(block))}}
+			d.requires = w.bodyRequirement(block)
 			return d, true
 		}
 	}
@@ -100,12 +100,17 @@ func (w *walker) requirement(n *sitter.Node) [][]string {
 		if n.NamedChildCount() == 1 {
 			return w.requirement(n.NamedChild(0))
 		}
+	case "body": // a case clause's, after its ->
+		if n.NamedChildCount() == 1 {
+			return w.requirement(n.NamedChild(0))
+		}
+		return w.bodyRequirement(n)
 	}
 	text := squashSpace(w.text(n))
 	switch {
-	case text == "true" || text == ":ok" || strings.HasPrefix(text, "{:ok"):
+	case text == "true" || text == ":ok" || strings.HasPrefix(text, "{:ok") || strings.HasPrefix(text, "{:cont"):
 		return [][]string{{}}
-	case text == "false" || text == "nil" || text == ":error" || strings.HasPrefix(text, "{:error") || strings.HasPrefix(text, "raise"):
+	case text == "false" || text == "nil" || text == ":error" || strings.HasPrefix(text, "{:error") || strings.HasPrefix(text, "raise") || strings.HasPrefix(text, "{:halt"):
 		return nil
 	}
 	return [][]string{{text}}
