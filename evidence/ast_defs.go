@@ -69,8 +69,15 @@ func (w *walker) def(args *sitter.Node, start, end int) (defUnit, bool) {
 		return defUnit{}, false
 	}
 	d.requires = w.requirement(body)
+	if len(d.names) > 0 && passedOn[d.names[0]] && squashSpace(w.text(body)) == d.names[0] {
+		d.requires = [][]string{{}} // the request handed on untouched: let through
+	}
 	return d, true
 }
+
+// passedOn are what a plug, a LiveView hook or an Absinthe middleware is
+// handed and hands on: a clause that returns it untouched lets it through.
+var passedOn = map[string]bool{"conn": true, "socket": true, "resolution": true, "res": true}
 
 // requirement reads a boolean expression as alternatives of conditions.
 func (w *walker) requirement(n *sitter.Node) [][]string {
