@@ -197,6 +197,19 @@ func (c change) immediateAssertionReplaced(b block) bool {
 // pollAtOld is pollAt for a removed line.
 func (c change) pollAtOld(l Line) bool { return c.before.pollSpans(l.Old) }
 
+// sleeps reports whether the source sleeps anywhere.
+func (s *source) sleeps() bool {
+	if s == nil {
+		return false
+	}
+	for _, n := range sleepCalls {
+		if len(s.named[n]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // cleanupOnly reports whether an added `try do` line starts a try that
 // rescues and catches nothing.
 func (c change) cleanupOnly(l Line) bool {

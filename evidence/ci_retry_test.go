@@ -44,6 +44,19 @@ func TestCISystemsRetryingTheTests(t *testing.T) {
 	}
 }
 
+// A retry count raised in the code under test is read with its file:
+// the sleep between tries is far from the attribute.
+func TestARetryAttributeRaisedInCodeThatSleeps(t *testing.T) {
+	head := "defmodule Bank.HTTP do\n  @max_attempts 8\n\n  def post(req, attempt \\\\ 1) do\n    case Finch.request(req, Bank.Finch) do\n      {:ok, resp} -> {:ok, resp}\n      {:error, _} when attempt < @max_attempts ->\n        Process.sleep(100 * attempt)\n        post(req, attempt + 1)\n      error -> error\n    end\n  end\nend\n"
+	diff := "--- a/lib/bank/http.ex\n+++ b/lib/bank/http.ex\n@@ -2,1 +2,1 @@\n-  @max_attempts 3\n+  @max_attempts 8\n"
+	if r := checkWithHead(t, diff, head); !hasConcern(r, "timeout-attribute-raised") {
+		t.Fatalf("want a timeout-attribute-raised concern: %+v", r.Findings)
+	}
+	if r := checkWithHead(t, diff, strings.Replace(head, "        Process.sleep(100 * attempt)\n", "", 1)); r.Verdict == VerdictConcern {
+		t.Fatalf("no sleep between tries, still a concern: %+v", r.Findings)
+	}
+}
+
 // checkWithHead reviews a diff of one file for the flaky job, with the
 // file at head when head is not empty.
 func checkWithHead(t *testing.T, diff, head string) Review {

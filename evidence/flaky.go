@@ -15,7 +15,7 @@ type rule func(c change) []Finding
 // missing sync point), not a disguise.
 var flakyRules = []rule{sleeps, receiveTimeouts, receiveAfters, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
 	deltaSlack, boundsDropped, concurrencyReduced, retries, rescues, skips, exclusions,
-	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, ciForgives, ciRetries, propertiesShrunk, libTimeouts,
+	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, ciForgives, ciRetries, propertiesShrunk, doctestsNarrowed, errorsSwallowed, libTimeouts,
 	switchedOff, flakyTags, conditionalAssertions, refutedInstead, matchesLoosened, expectationsDropped, seedsFixed}
 
 // sleepCalls are the calls that wait a fixed time.
@@ -192,6 +192,9 @@ func attributeTimeouts(c change) []Finding {
 			case v > old && c.test && slackWords.MatchString(m[1]):
 				out = append(out, c.finding("timeout-attribute-raised", Concern, l,
 					fmt.Sprintf("@%s went from %d to %d: the test allows more time or more tries, not a fix", m[1], old, v)))
+			case v > old && !c.test && retryWords.MatchString(m[1]) && c.after.sleeps():
+				out = append(out, c.finding("timeout-attribute-raised", Concern, l,
+					fmt.Sprintf("@%s went from %d to %d in code that sleeps between tries: it retries longer, the failure is waited out, not fixed", m[1], old, v)))
 			case v < old && c.test && raceWords.MatchString(m[1]):
 				out = append(out, c.finding("concurrency-reduced", Concern, l,
 					fmt.Sprintf("@%s went from %d to %d: the test races fewer at once, the flake is rarer, not fixed", m[1], old, v)))
@@ -206,6 +209,9 @@ var (
 	// slackWords name, in a test, a bound on time or tries; raceWords how
 	// many things a test runs at once.
 	slackWords = regexp.MustCompile(`(?i)(^|_)(ms|millis|duration|elapsed|time|attempts|retries|tries|tolerance|slack|margin|max_\w+)($|_)`)
+	// retryWords name, in the code under test, how often or how long it
+	// tries again.
+	retryWords = regexp.MustCompile(`(?i)(^|_)(attempts|retries|tries|retry|backoff)($|_)`)
 	raceWords  = regexp.MustCompile(`(?i)concurren|parallel|(^|_)(workers|tasks|processes|clients|callers|racers)($|_)`)
 )
 

@@ -29,8 +29,9 @@ func matchesLoosened(c change) []Finding {
 			if !strings.Contains(r.code, "=") || !strings.ContainsAny(r.code, ":{%[") {
 				continue
 			}
-			m := matchLine.FindStringSubmatch(r.code)
-			if m == nil || strings.HasPrefix(strings.TrimSpace(r.code), "assert") {
+			code, asserted := strings.CutPrefix(strings.TrimSpace(r.code), "assert ")
+			m := matchLine.FindStringSubmatch(code)
+			if m == nil || !asserted && strings.HasPrefix(code, "assert") {
 				continue
 			}
 			if byCall == nil {
@@ -43,6 +44,9 @@ func matchesLoosened(c change) []Finding {
 			}
 			lhs := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(a.code), expr))
 			bound := strings.TrimSpace(strings.TrimSuffix(lhs, "="))
+			if asserted && lhs != "" {
+				continue // an assertion kept on the call: the assertion rules compare the two
+			}
 			switch {
 			case lhs == "assert":
 				out = append(out, c.finding("assertion-weakened", Concern, a, "the result of "+expr+" was matched ("+pattern+") and is now only checked to be truthy: {:error, _} passes too"))
@@ -93,6 +97,24 @@ var (
 	moxStub   = regexp.MustCompile(`\bstub\(\s*([\w.]+)\s*,\s*(:\w+)|(?:([\w.]+)\s*)?\|>\s*stub\(\s*(:\w+)`)
 )
 
+var (
+	// bypassExpect and bypassStub are Bypass's (and Req.Test's)
+	// expectation of a request, which fails the test when it does not
+	// come, and its stub, which does not.
+	bypassExpect = regexp.MustCompile(`\b(Bypass|Req\.Test)\.expect(?:_once)?\(\s*(\w+)\s*(?:,\s*"(\w+)"\s*,\s*"([^"]*)")?`)
+	bypassStub   = regexp.MustCompile(`\b(Bypass|Req\.Test)\.stub\(\s*(\w+)\s*(?:,\s*"(\w+)"\s*,\s*"([^"]*)")?`)
+)
+
+// bypassed reads a Bypass or Req.Test call's server and, when given, the
+// request's method and path.
+func bypassed(re *regexp.Regexp, text string) (string, bool) {
+	m := re.FindStringSubmatch(withStrings(text))
+	if m == nil {
+		return "", false
+	}
+	return strings.TrimSpace(m[1] + " " + m[2] + " " + m[3] + " " + m[4]), true
+}
+
 // mocked reads a Mox call's mock and function, called directly or piped
 // (the mock then on the line before, left out).
 func mocked(re *regexp.Regexp, code string) (string, bool) {
@@ -118,10 +140,13 @@ func expectationsDropped(c change) []Finding {
 	expectations := func(lines []Line) map[string]bool {
 		out := map[string]bool{}
 		for _, l := range lines {
-			if !strings.Contains(l.code, "expect(") {
+			if !strings.Contains(l.code, "expect") {
 				continue
 			}
 			if k, ok := mocked(moxExpect, l.code); ok {
+				out[k] = true
+			}
+			if k, ok := bypassed(bypassExpect, l.Text); ok {
 				out[k] = true
 			}
 		}
@@ -134,7 +159,11 @@ func expectationsDropped(c change) []Finding {
 	kept := expectations(c.added())
 	var out []Finding
 	for _, l := range c.added() {
-		if k, ok := mocked(moxStub, l.code); ok && expected[k] && !kept[k] {
+		k, ok := mocked(moxStub, l.code)
+		if !ok {
+			k, ok = bypassed(bypassStub, l.Text)
+		}
+		if ok && expected[k] && !kept[k] {
 			out = append(out, c.finding("assertion-weakened", Concern, l, "an expectation of "+k+" became a stub: the test no longer checks that the call happens"))
 		}
 	}

@@ -56,21 +56,39 @@ var (
 	gateRead = hinted{regexp.MustCompile(`\b(if|unless|cond|case|and|&&|when)\b.*\b(?:get_env|fetch_env!?|compile_env!?)\(\s*:\w+\s*,\s*:(\w+)`), []string{"_env"}}
 	// gateOff sets a setting to false or nil: `key: false` or `:key, false`.
 	gateOff = regexp.MustCompile(`(?:\b(\w+):\s*|:(\w+)\s*,\s*)(false|nil)\b`)
+	// gateAttr is a module attribute holding an application setting
+	// (@lock Application.compile_env(:app, :lock, true)); gateAttrRead a
+	// condition on a module attribute.
+	gateAttr     = hinted{regexp.MustCompile(`^\s*@(\w+)\s+(?:Application\.)?(?:get_env|fetch_env!?|compile_env!?)\(\s*:\w+\s*,\s*:(\w+)`), []string{"_env"}}
+	gateAttrRead = hinted{regexp.MustCompile(`\b(if|unless|cond|case|and|&&|when)\b.*@(\w+)`), []string{"@"}}
 )
 
 // switchGates are the settings the code outside the tests and config/
 // newly reads in a condition (if Application.get_env(:app, :welcome_emails,
-// true) do): the test configuration setting one of them off switches that
-// code off, whatever the setting is called.
+// true) do), directly or through a module attribute that holds it: the
+// test configuration setting one of them off switches that code off,
+// whatever the setting is called.
 func switchGates(changes []*change) map[string]bool {
 	out := map[string]bool{}
 	for _, c := range changes {
 		if c.test || !strings.HasSuffix(c.path, ".ex") || configDir(c.path) {
 			continue
 		}
+		held, read := map[string]string{}, map[string]bool{} // attribute to setting; attributes read in a condition
 		for _, l := range c.added() {
 			if m := gateRead.FindStringSubmatch(l.code); m != nil {
 				out[m[2]] = true
+			}
+			if m := gateAttr.FindStringSubmatch(l.code); m != nil {
+				held[m[1]] = m[2]
+			}
+			if m := gateAttrRead.FindStringSubmatch(l.code); m != nil {
+				read[m[2]] = true
+			}
+		}
+		for attr, setting := range held {
+			if read[attr] {
+				out[setting] = true
 			}
 		}
 	}
@@ -144,7 +162,9 @@ func conditionalAssertions(c change) []Finding {
 		was := map[string]bool{}
 		for _, l := range b.removed {
 			if anyAssertion.MatchString(l.code) {
-				was[squashSpace(l.code)] = true
+				for _, k := range assertKeys(l.code) {
+					was[k] = true
+				}
 			}
 		}
 		for i, l := range b.added {
@@ -182,7 +202,9 @@ func (c change) guardedAssertion(kind string, was map[string]bool, body []Line, 
 		if i := strings.Index(code, "->"); i >= 0 {
 			code = code[i+2:] // a branch's body on the clause's line
 		}
-		held = held || was[squashSpace(code)]
+		for _, k := range assertKeys(code) {
+			held = held || was[k]
+		}
 		skips = skips || skipBranch.MatchString(n.code)
 		failsElse = failsElse || fails.MatchString(n.code)
 	}
@@ -191,6 +213,20 @@ func (c change) guardedAssertion(kind string, was map[string]bool, body []Line, 
 	}
 	return held && skips
 }
+
+// assertKeys are what makes two assertions the same check: their code,
+// or for a match, its pattern (the value matched may be named otherwise:
+// presences[to_string(user.id)] made presences[user_key]).
+func assertKeys(code string) []string {
+	keys := []string{squashSpace(code)}
+	if m := matchPattern.FindStringSubmatch(code); m != nil {
+		keys = append(keys, "match "+squashSpace(m[1]))
+	}
+	return keys
+}
+
+// matchPattern is an assertion's match pattern: assert %{a: 1} = x.
+var matchPattern = regexp.MustCompile(`^\s*assert\s*\(?\s*([%{\[].*?)\s+=\s+\S`)
 
 // indent is a line's leading spaces.
 func indent(s string) int { return len(s) - len(strings.TrimLeft(s, " \t")) }

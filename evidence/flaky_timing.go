@@ -40,6 +40,9 @@ func (c change) number(expr string) (float64, bool) {
 	return float64(v), ok
 }
 
+// exactly is an assertion of equality (==, ===), not a comparison.
+var exactly = regexp.MustCompile(`[^=!<>]===?[^=~]`)
+
 func fmtNumber(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 var (
@@ -123,6 +126,9 @@ func boundsDropped(c change) []Finding {
 				}
 				bound, kept := now[s]
 				switch {
+				case !kept && exactly.MatchString(l.code):
+					// assert_in_delta x, 1.2, 0.1 made assert x == 1.2: an
+					// exact value bounds it on both sides.
 				case !kept:
 					out = append(out, c.finding("bound-loosened", Concern, l, fmt.Sprintf("%s was bounded by %s and no longer is: the check accepts any value above its floor", s, old)))
 				default:

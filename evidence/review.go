@@ -59,7 +59,7 @@ var constructs = map[string]string{
 	"pipeline-changed": "plug", "authorization-changed": "function", "check-removed": "function",
 	"default-changed": "function", "role-changed": "function", "privileged-bypass": "function",
 	"ci-retry": "config", "failure-ignored": "config", "not-parsed": "file",
-	"switched-off-in-tests": "config", "test-tagged-flaky": "test", "assertion-conditional": "assertion", "seed-fixed": "config", "property-weakened": "call", "authorization-rescued": "function",
+	"switched-off-in-tests": "config", "test-tagged-flaky": "test", "assertion-conditional": "assertion", "seed-fixed": "config", "property-weakened": "call", "authorization-rescued": "function", "error-swallowed": "function",
 }
 
 // Review is what the rules found in a diff.
