@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -54,6 +55,29 @@ func TestARetryAttributeRaisedInCodeThatSleeps(t *testing.T) {
 	}
 	if r := checkWithHead(t, diff, strings.Replace(head, "        Process.sleep(100 * attempt)\n", "", 1)); r.Verdict == VerdictConcern {
 		t.Fatalf("no sleep between tries, still a concern: %+v", r.Findings)
+	}
+}
+
+// A tag is a skip when the suite excludes it: test_helper.exs, read at
+// head though the diff leaves it alone, says which tags it excludes.
+func TestATagTheSuiteExcludes(t *testing.T) {
+	diff := hunkOf("apps/board/test/board_live_test.exs", "   use BoardWeb.ConnCase, async: true", "+  @moduletag :integration", "   test \"moves a card\" do")
+	d, err := ParseDiff(strings.NewReader(diff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := HeadReads(d, JobFlaky); !slices.Contains(reads, "apps/board/test/test_helper.exs") {
+		t.Fatalf("the suite's helper is not asked for: %v", reads)
+	}
+	for helper, want := range map[string]bool{
+		"ExUnit.start(exclude: [:integration, :slow])\n": true,
+		"ExUnit.configure(\n  exclude: [\n    :integration\n  ]\n)\nExUnit.start()\n": true,
+		"ExUnit.start(exclude: [:slow])\n": false,
+	} {
+		r := CheckFiles(d, JobFlaky, nil, map[string]string{"apps/board/test/test_helper.exs": helper})
+		if hasConcern(r, "test-skipped") != want {
+			t.Errorf("%q: test-skipped %v, want %v: %+v", helper, !want, want, r.Findings)
+		}
 	}
 }
 

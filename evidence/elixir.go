@@ -30,6 +30,8 @@ type change struct {
 	sleepsGone bool
 	// diffAdded is every line the diff adds, in every file, strings kept.
 	diffAdded string
+	// suiteTags are the tags each test_helper.exs read at head excludes.
+	suiteTags map[string]map[string]bool
 	// before and after are the file's two sides read as code (readCode);
 	// nil for the side a file added or deleted lacks, or before reading.
 	before, after *source

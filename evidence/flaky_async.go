@@ -129,7 +129,8 @@ const maxHeadReads = 5
 // HeadReads lists the files whose content at the pull request's head
 // would change a review of d (CheckWithHead): test modules made to run
 // alone whose hunks show no global state, which may sit elsewhere in the
-// file.
+// file, and the test_helper.exs of a test file given a tag, which says
+// whether the suite runs what the tag marks.
 func HeadReads(d Diff, job Job) []string {
 	if job != JobFlaky || d.TooLarge {
 		return nil
@@ -142,6 +143,10 @@ func HeadReads(d Diff, job Job) []string {
 		c := newFileChange(f)
 		if len(c.touched) == 0 && len(asyncOff(c)) > 0 {
 			out = append(out, f.Path()) // what it touches is in the file, not the diff
+		}
+		// A tag added: whether the suite excludes it is in test_helper.exs.
+		if h := suiteHelper(f.Path()); h != "" && strings.HasSuffix(f.Path(), "_test.exs") && !slices.Contains(out, h) && len(out) < maxHeadReads && addsTag(c) {
+			out = append(out, h)
 		}
 	}
 	return out

@@ -1,0 +1,93 @@
+package evidence
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A test tagged with a tag the suite excludes no longer runs: the tag is
+// a skip, whatever it is called (:integration, :external), when the
+// project's test_helper.exs excludes it.
+
+// addedTag is a tag line's tags: @tag :integration, @moduletag
+// external: true.
+var addedTag = hinted{regexp.MustCompile(`^\s*@(?:tag|moduletag|describetag)\s+(.*)$`), []string{"tag"}}
+
+// tagsOf lists the tags a tag line sets (true-valued keys and atoms).
+func tagsOf(opts string) []string {
+	var out []string
+	for _, m := range tagValue.FindAllStringSubmatch(opts, -1) {
+		out = append(out, m[1]+m[2])
+	}
+	return out
+}
+
+var tagValue = regexp.MustCompile(`(?:^|[\s\[,])(?::(\w+)|(\w+):\s*true\b)`)
+
+// suiteHelper is the test_helper.exs that runs a test file: the one in
+// its project's test/ folder (an umbrella app's own).
+func suiteHelper(testPath string) string {
+	if i := strings.LastIndex(testPath, "test/"); i >= 0 && (i == 0 || testPath[i-1] == '/') {
+		return testPath[:i] + "test/test_helper.exs"
+	}
+	return ""
+}
+
+// suiteExcludes reads the tags each test_helper.exs read at head excludes
+// (ExUnit.start(exclude: [...]), ExUnit.configure), by its path.
+func suiteExcludes(head map[string]string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for p, content := range head {
+		if !strings.HasSuffix(p, "test_helper.exs") {
+			continue
+		}
+		var read strings.Builder
+		for _, l := range strings.Split(content, "\n") {
+			read.WriteString(code(l) + " ")
+		}
+		tags := map[string]bool{}
+		for _, m := range excludeList.FindAllStringSubmatch(squashSpace(read.String()), -1) {
+			for _, t := range tagName.FindAllStringSubmatch(m[1], -1) {
+				tags[t[1]] = true
+			}
+		}
+		out[p] = tags
+	}
+	return out
+}
+
+// addsTag reports whether a change adds a tag line.
+func addsTag(c change) bool {
+	for _, l := range c.added() {
+		if addedTag.MatchString(l.code) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagsExcludedBySuite: a test, describe or module given a tag its
+// test_helper.exs excludes: it no longer runs.
+func tagsExcludedBySuite(c change) []Finding {
+	if !c.test || !strings.HasSuffix(c.path, "_test.exs") {
+		return nil
+	}
+	excluded := c.suiteTags[suiteHelper(c.path)]
+	if len(excluded) == 0 {
+		return nil
+	}
+	var out []Finding
+	for _, l := range c.added() {
+		m := addedTag.FindStringSubmatch(l.code)
+		if m == nil || c.removedSame(l) {
+			continue
+		}
+		for _, t := range tagsOf(m[1]) {
+			if excluded[t] {
+				out = append(out, c.finding("test-skipped", Concern, l, "test_helper.exs excludes the tag "+t+": what it tags no longer runs"))
+				break
+			}
+		}
+	}
+	return out
+}
