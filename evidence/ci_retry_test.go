@@ -70,9 +70,9 @@ func TestATagTheSuiteExcludes(t *testing.T) {
 		t.Fatalf("the suite's helper is not asked for: %v", reads)
 	}
 	for helper, want := range map[string]bool{
-		"ExUnit.start(exclude: [:integration, :slow])\n": true,
+		"ExUnit.start(exclude: [:integration, :slow])\n":                              true,
 		"ExUnit.configure(\n  exclude: [\n    :integration\n  ]\n)\nExUnit.start()\n": true,
-		"ExUnit.start(exclude: [:slow])\n": false,
+		"ExUnit.start(exclude: [:slow])\n":                                            false,
 	} {
 		r := CheckFiles(d, JobFlaky, nil, map[string]string{"apps/board/test/test_helper.exs": helper})
 		if hasConcern(r, "test-skipped") != want {
