@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/rs/zerolog"
@@ -17,6 +18,10 @@ import (
 
 // MaxCallbackBody bounds a sandbox callback body.
 const MaxCallbackBody = 1 << 20
+
+// startingWithin is how recently a run still queued must have been
+// claimed for a callback of a session not recorded to be asked again.
+const startingWithin = 2 * time.Minute
 
 // SandboxCallbacks receives the sandbox's run.completed / run.failed callbacks on
 // POST /api/rush/hook. A callback is only a hint: once verified and matched
@@ -63,6 +68,16 @@ func (h *SandboxCallbacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := h.Logger.With().Str("session_id", cb.SessionID).Str("event", cb.Event).Logger()
 	run, err := h.Ledger.BySession(r.Context(), cb.SessionID)
 	if errors.Is(err, runs.ErrNotFound) {
+		// A session answers with its id before pitcrew records it: a run
+		// still queued may be the one this callback is for. The sandbox
+		// sends a callback answered 5xx again.
+		if starting, ferr := h.Ledger.StartInFlight(r.Context(), startingWithin); ferr != nil || starting {
+			outcome = "unknown_session_retry"
+			log.Info().Msg("callback for a session pitcrew has not recorded while a run is starting; asked again")
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "a run is starting: send this callback again", http.StatusServiceUnavailable)
+			return
+		}
 		outcome = "unknown_session"
 		log.Info().Msg("callback for a session pitcrew did not start; ignored")
 		w.WriteHeader(http.StatusOK)

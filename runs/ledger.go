@@ -136,3 +136,27 @@ func (l *Ledger) Recent(ctx context.Context, limit int64) ([]Run, error) {
 	}
 	return out, nil
 }
+
+// StartInFlight reports whether a run claimed within the last within is
+// still queued: its session may be starting, and a callback for a
+// session pitcrew has not recorded yet may be that run's.
+func (l *Ledger) StartInFlight(ctx context.Context, within time.Duration) (bool, error) {
+	since := strconv.FormatInt(l.now().Add(-within).Unix(), 10)
+	ids, err := l.rdb.ZRevRangeByScore(ctx, l.recentKey(), &redis.ZRangeBy{Min: since, Max: "+inf", Count: 20}).Result()
+	if err != nil {
+		return false, err
+	}
+	for _, id := range ids {
+		r, err := l.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if r.State == Queued {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -491,3 +491,41 @@ func loadScripts(t *testing.T, rdb redis.Scripter) {
 		}
 	}
 }
+
+// A run claimed a moment ago and still queued may be starting its
+// session; one started, or claimed long ago, is not.
+func TestStartInFlight(t *testing.T) {
+	ctx := context.Background()
+	l := NewLedger(testenv.Redis(t))
+	clock := time.Unix(1_800_000_000, 0)
+	l.now = func() time.Time { return clock }
+	inFlight := func() bool {
+		t.Helper()
+		ok, err := l.StartInFlight(ctx, 2*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if inFlight() {
+		t.Fatal("in flight with no run")
+	}
+	run, _, err := l.Claim(ctx, newRun("flaky:hexpm/hexpm:test/a_test.exs:1"), time.Hour, 100, Subject{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inFlight() {
+		t.Fatal("a run queued a moment ago is not in flight")
+	}
+	clock = clock.Add(3 * time.Minute)
+	if inFlight() {
+		t.Fatal("a run queued three minutes ago is in flight")
+	}
+	clock = clock.Add(-3 * time.Minute)
+	if _, err := l.Move(ctx, run, Started, func(r *Run) { r.SessionID = "ses_1" }); err != nil {
+		t.Fatal(err)
+	}
+	if inFlight() {
+		t.Fatal("a started run is in flight")
+	}
+}
