@@ -6,6 +6,9 @@ import (
 	"testing"
 )
 
+// Rules that read past the hunk: the file at head, another file of the
+// project.
+
 // TestCISystemsRetryingTheTests: the retries and forgiveness of CI systems
 // other than GitHub Actions, read from the hunk or, where the job the
 // line belongs to is far above it, from the file at head.
