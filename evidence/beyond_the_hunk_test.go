@@ -107,3 +107,28 @@ func hasConcern(r Review, rule string) bool {
 	}
 	return false
 }
+
+// What a module made to run alone shares, read past its hunk: the test
+// support the same diff changes, a state the tests restore on exit; and
+// what it does not share, files under each test's own tmp_dir.
+func TestWhatAModuleMadeToRunAloneShares(t *testing.T) {
+	alone := "--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -2,1 +2,1 @@\n-  use A.Case, async: true\n+  use A.Case, async: false\n"
+	module := func(body string) string {
+		return "defmodule ATest do\n  use A.Case, async: false\n\n" + body + "end\n"
+	}
+	for _, c := range []struct {
+		name, diff, head string
+		concern          bool
+	}{
+		{"files written under each test's tmp_dir", alone, module("  @moduletag :tmp_dir\n\n  test \"parses\", %{tmp_dir: dir} do\n    path = Path.join(dir, \"a.csv\")\n    File.write!(path, \"a,b\")\n    assert {:ok, _} = CSV.read(path)\n  end\n"), true},
+		{"a flag store the tests restore on exit", alone, module("  setup do\n    previous = Flags.all()\n    on_exit(fn -> Flags.load(previous) end)\n  end\n\n  test \"on\" do\n    Flags.enable(:x)\n    assert Flags.on?(:x)\n  end\n"), false},
+		{"the case template made to share its sandbox in the same diff",
+			alone + hunkOf("test/support/subscription_case.ex", "-    :ok = Ecto.Adapters.SQL.Sandbox.checkout(A.Repo)", "+    pid = Ecto.Adapters.SQL.Sandbox.start_owner!(A.Repo, shared: not tags[:async])"),
+			module("  test \"x\" do\n    assert A.run() == :ok\n  end\n"), false},
+	} {
+		r := checkWithHead(t, c.diff, c.head)
+		if (r.Verdict == VerdictConcern) != c.concern {
+			t.Errorf("%s: concern %v, want %v: %+v", c.name, !c.concern, c.concern, r.Findings)
+		}
+	}
+}

@@ -32,6 +32,10 @@ type change struct {
 	diffAdded string
 	// suiteTags are the tags each test_helper.exs read at head excludes.
 	suiteTags map[string]map[string]bool
+	// supportTouched is the global state the diff's test support code
+	// (test/support, not a test module) newly uses: a case template's
+	// shared sandbox, for each module that uses it.
+	supportTouched []string
 	// before and after are the file's two sides read as code (readCode);
 	// nil for the side a file added or deleted lacks, or before reading.
 	before, after *source

@@ -37,6 +37,8 @@ var (
 		{regexp.MustCompile(`\bcapture_log\b`), "the Logger configuration", "capture_log", false},
 		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name", ":global.", false},
 		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode", "Sandbox.mode", false},
+		{regexp.MustCompile(`\bstart_owner!\([^)]*\bshared:`), "the shared SQL sandbox mode", "start_owner!", false},
+		{regexp.MustCompile(`\bon_exit\(\s*fn\s*(\(\s*\))?\s*->\s*[A-Z][\w.]*\.\w+[!?]?\(\s*(previous|prev|old|original|saved|before)\w*`), "state the test restores after it (on_exit)", "on_exit", false},
 		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File.", false},
 		{regexp.MustCompile(`\bRegistry\.(register|unregister|update_value|put_meta|count|count_match|lookup|match|select|keys)\(\s*[A-Z]`), "a named registry", "Registry.", false},
 		{regexp.MustCompile(`(?i)"[^"]*\b(SHOW|SET)\s+GLOBAL\b`), "the database server's global state", "GLOBAL", true},
@@ -74,6 +76,8 @@ func asyncOff(c change) []Finding {
 			}
 			if len(c.touched) > 0 {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
+			} else if len(c.supportTouched) > 0 {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; the test support this diff changes now uses "+strings.Join(c.supportTouched, ", ")+", which tests running at the same time would share"))
 			} else if why := c.sharedReason(l, &at); why != "" {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; its comment names what it shares ("+why+"), which the diff does not show: check it"))
 			} else if c.after == nil || c.after.fragment {
@@ -193,8 +197,26 @@ func FileReads(d Diff, job Job) []FileRead {
 	return out
 }
 
-// touches lists the global state lines touch.
+// supportTouches is the global state the lines the diff adds to test
+// support code (not a test module) use.
+func supportTouches(changes []*change) []string {
+	var added []Line
+	for _, c := range changes {
+		if c.test && strings.Contains(c.path, "test/support/") {
+			added = append(added, c.added()...)
+		}
+	}
+	return touches(added)
+}
+
+// tmpDirTag gives tests a directory of their own (ExUnit's :tmp_dir).
+var tmpDirTag = regexp.MustCompile(`@(module|describe)?tag\b.*(:tmp_dir\b|\btmp_dir:\s*(true|"))`)
+
+// touches lists the global state lines touch. Files written where a
+// test's tmp_dir tag points are its own: the file system is not counted
+// for a module that tags its tests so.
 func touches(lines []Line) []string {
+	perTestDirs := slices.ContainsFunc(lines, func(l Line) bool { return tmpDirTag.MatchString(l.code) })
 	var what []string
 	for _, g := range globalState {
 		for _, l := range lines {
@@ -202,7 +224,7 @@ func touches(lines []Line) []string {
 			if g.inText {
 				text = l.Text
 			}
-			if strings.Contains(text, g.hint) && g.pattern.MatchString(text) && !slices.Contains(what, g.what) {
+			if strings.Contains(text, g.hint) && g.pattern.MatchString(text) && !slices.Contains(what, g.what) && !(perTestDirs && g.what == "the file system") {
 				what = append(what, g.what)
 				break
 			}

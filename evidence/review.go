@@ -133,9 +133,9 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 			diffAdded.WriteString(withStrings(l.Text) + "\n")
 		}
 	}
-	suiteTags := suiteExcludes(head)
+	suiteTags, supportTouched := suiteExcludes(head), supportTouches(changes)
 	for _, c := range changes {
-		c.gates, c.sleepsGone, c.diffAdded, c.suiteTags = gates, sleepsGone, diffAdded.String(), suiteTags
+		c.gates, c.sleepsGone, c.diffAdded, c.suiteTags, c.supportTouched = gates, sleepsGone, diffAdded.String(), suiteTags, supportTouched
 		// A line removed here and added in another file moved there.
 		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
 		for _, rule := range rules {
