@@ -44,7 +44,7 @@ func (c change) newTest(l Line) bool {
 		return false
 	}
 	t := c.after.testAt(l.New)
-	return t != nil && !c.before.hasTest(t.name)
+	return t != nil && !c.before.holds(*t)
 }
 
 // stubSleep reports whether the sleep on an added line is inside an

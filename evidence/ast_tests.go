@@ -73,6 +73,9 @@ func (s *source) ownNamed(own string) int {
 // "post/3 rejects" made describe "post/3", test "rejects") or by the
 // test's own name when one test alone has it.
 func (s *source) holds(t testUnit) bool {
+	if s == nil {
+		return false
+	}
 	if s.hasTest(t.name) || s.ownNamed(t.own) == 1 {
 		return true
 	}

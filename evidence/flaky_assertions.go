@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -115,6 +116,27 @@ var (
 // removed assertion is compared with the added one most like it (same
 // macro, most names in common), so unrelated new assertions are not read
 // as replacements.
+var (
+	// orderedList compares with, or matches, a list literal: its order is checked.
+	orderedList = regexp.MustCompile(`===?\s*\[|\]\s*=[^=~]`)
+	// unordered compares without the order.
+	unordered = regexp.MustCompile(`\bEnum\.sort(_by)?\(|\bMapSet\.new\(|\|>\s*Enum\.sort\b`)
+	// orderWords in a test's name say the order is what it checks.
+	orderWords = regexp.MustCompile(`(?i)\b(order\w*|sort\w*|first|last|newest|oldest|latest|earliest|rank\w*|top|ascending|descending|chronolog\w*|before|after|sequence)\b`)
+)
+
+// orderUnchecked reports whether an assertion on a list in order became
+// one that ignores the order, in a test whose name says order is what it
+// checks (when it does not, sorting both sides is how a test stops
+// depending on an order it never meant to check).
+func (c change) orderUnchecked(was Line, now string) bool {
+	if !orderedList.MatchString(was.code) || unordered.MatchString(was.code) || !unordered.MatchString(now) {
+		return false
+	}
+	t := c.before.testAt(was.Old)
+	return t != nil && orderWords.MatchString(t.full)
+}
+
 // kept reports whether an assertion as strong as w (strength s0) on much
 // the same words is among the block's new ones: a looser check added
 // beside it weakens nothing.
@@ -134,6 +156,8 @@ func weakenedAssertions(c change) []Finding {
 	var out []Finding
 	for _, b := range c.blocks {
 		was, now := asserts(b.removed), asserts(b.added)
+		// An assertion of a test the base does not have replaces nothing.
+		now = slices.DeleteFunc(now, func(a assertLine) bool { return c.newTest(a.line) })
 		used := map[int]bool{}
 		for _, w := range was {
 			best, bestScore := -1, 0.5
@@ -160,6 +184,8 @@ func weakenedAssertions(c change) []Finding {
 			case pinnedMatch.MatchString(n.line.code) && !pinnedMatch.MatchString(w.line.code):
 				// A match on the test's own data (%{^id => 1} = counts) reads
 				// only its own rows where others' may be: narrower, not looser.
+			case c.orderUnchecked(w.line, n.line.code):
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the test is about order (its name says so) and no longer compares it ("+strings.TrimSpace(w.line.Text)+"): any order now passes"))
 			case fieldMatched(w.line.code, n.line.code):
 				// assert x.name == "a" made assert %{name: "a"} = x: the same
 				// field checked for the same value.
@@ -256,39 +282,4 @@ var (
 // matched anything already.
 func renamedUnused(was, now string) bool {
 	return squashSpace(unusedName.ReplaceAllString(was, "$1$2")) == squashSpace(unusedName.ReplaceAllString(now, "$1$2"))
-}
-
-// keysDropped reports whether an assertion names a strict subset of the
-// keys it named (options such as assert_enqueued's args:, a map
-// pattern's fields): what it no longer names is no longer checked.
-func keysDropped(was, now string) bool {
-	keys := func(s string) map[string]bool {
-		out := map[string]bool{}
-		for _, m := range keyName.FindAllStringSubmatch(s, -1) {
-			out[m[1]+m[2]] = true
-		}
-		return out
-	}
-	k0, k1 := keys(patternSide(was)), keys(patternSide(now))
-	if len(k1) >= len(k0) {
-		return false
-	}
-	for k := range k1 {
-		if !k0[k] {
-			return false
-		}
-	}
-	return true
-}
-
-// patternSide is what a match assertion matches (left of its =), the
-// whole line for any other: a call's options on the right are not
-// checked.
-func patternSide(line string) string {
-	if m := matchAssert.FindStringIndex(line); m != nil {
-		if i := strings.Index(line, " = "); i >= 0 {
-			return line[:i]
-		}
-	}
-	return line
 }

@@ -41,6 +41,10 @@ func ciRetries(c change) []Finding {
 		if !ok {
 			continue
 		}
+		if yamlFile(c.path) && exitCodesAllowed(lines, i) && !c.removedSame(l) {
+			out = append(out, c.finding("failure-ignored", Concern, l, "the job may now fail with these exit codes and the CI still pass ("+text+"): mix test exits 2 when tests fail"))
+			continue
+		}
 		inRetry := retryWord.MatchString(l.Text)
 		if !inRetry {
 			inRetry = underRetry(lines, i)
@@ -53,6 +57,25 @@ func ciRetries(c change) []Finding {
 		}
 	}
 	return out
+}
+
+// exitCodesAllowed reports whether a YAML line lists exit codes a job
+// may fail with (GitLab's allow_failure: exit_codes:), for a job that runs
+// the tests or is not shown.
+func exitCodesAllowed(lines []Line, i int) bool {
+	if !underKey(lines, i, "allow_failure") {
+		return false
+	}
+	if m := yamlKey.FindStringSubmatch(lines[i].Text); m != nil && m[1] != "exit_codes" {
+		return false
+	}
+	for j := parentOf(lines, i); j >= 0; j = parentOf(lines, j) {
+		if m := yamlKey.FindStringSubmatch(lines[j].Text); m != nil && m[1] == "allow_failure" {
+			job := parentOf(lines, j)
+			return job < 0 || testCommandIn(blockOf(lines, job))
+		}
+	}
+	return false
 }
 
 // headView is the file at head as far as it is known: whole when it was

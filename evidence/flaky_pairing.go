@@ -78,3 +78,72 @@ func similarity(x, y map[string]bool) float64 {
 	}
 	return 0
 }
+
+// keysDropped reports whether an assertion names a strict subset of the
+// keys it named (options such as assert_enqueued's args:, a map
+// pattern's fields): what it no longer names is no longer checked.
+func keysDropped(was, now string) bool {
+	keys := func(s string) map[string]bool {
+		out := map[string]bool{}
+		for _, m := range keyName.FindAllStringSubmatch(s, -1) {
+			out[m[1]+m[2]] = true
+		}
+		return out
+	}
+	k0, k1 := keys(patternSide(was)), keys(patternSide(now))
+	if len(k1) >= len(k0) {
+		return false
+	}
+	for k := range k1 {
+		if !k0[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// patternSide is what a match assertion matches (left of its =), and
+// for any other the assertion's own arguments without the calls in them:
+// the options a function under test is called with are not checked.
+func patternSide(line string) string {
+	if m := matchAssert.FindStringIndex(line); m != nil {
+		if i := strings.Index(line, " = "); i >= 0 {
+			return line[:i]
+		}
+	}
+	m := macro(line)
+	if m == "" {
+		return line
+	}
+	rest := strings.TrimSpace(line)[len(m):]
+	if strings.HasPrefix(rest, "(") && strings.HasSuffix(rest, ")") {
+		rest = rest[1 : len(rest)-1] // the macro's own parentheses
+	}
+	return m + " " + callsBlanked(rest)
+}
+
+// callsBlanked is s without the arguments of the calls in it (f(x: 1)
+// made f()).
+func callsBlanked(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] != '(' || i == 0 || !(s[i-1] == '_' || s[i-1] == '?' || s[i-1] == '!' || s[i-1] >= 'a' && s[i-1] <= 'z' || s[i-1] >= 'A' && s[i-1] <= 'Z' || s[i-1] >= '0' && s[i-1] <= '9') {
+			continue
+		}
+		depth := 1
+		for i++; i < len(s) && depth > 0; i++ {
+			switch s[i] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+		}
+		i -= 2 // back to before the closing parenthesis, written next
+		if i < 0 || depth > 0 {
+			return b.String()
+		}
+	}
+	return b.String()
+}
