@@ -47,12 +47,37 @@ func pipelinesChanged(c change) []Finding {
 			}
 		}
 		defs := c.pipelineDefs()
-		kept := containsAll(defs.expand(union), defs.expand(atom.FindAllString(p.opts, -1)))
+		want := slices.DeleteFunc(atom.FindAllString(p.opts, -1), loadsOnly.MatchString)
+		kept := containsAll(defs.expand(union), defs.expand(want)) || c.movedToRouter(p.name, want)
 		if !kept {
 			out = append(out, c.finding("pipeline-changed", Concern, p.line, "the routes here no longer go through the same pipelines or mount hooks: check authentication and authorization still apply"))
 		}
 	}
 	return out
+}
+
+// loadsOnly is a hook or pipeline whose name says it loads or assigns
+// (phx.gen.auth's :mount_current_user, :fetch_current_user) and refuses
+// no one: dropping it asks for nothing less.
+var loadsOnly = regexp.MustCompile(`^:(mount|fetch|assign|load|put|set)_\w+$`)
+
+// movedToRouter reports whether the diff adds, in another file, every
+// hook or pipeline a removed statement named (a LiveView's on_mount hooks
+// moved into its live_session's on_mount list in the router).
+func (c change) movedToRouter(kind string, want []string) bool {
+	if len(want) == 0 || !strings.Contains(c.diffAdded, kind) && !(kind == "on_mount" && strings.Contains(c.diffAdded, "live_session")) {
+		return false
+	}
+	for _, w := range want {
+		if indexWord(c.diffAdded, w) < 0 {
+			return false
+		}
+	}
+	var own strings.Builder // what this file adds: a move within it is read above
+	for _, l := range c.added() {
+		own.WriteString(withStrings(l.Text) + "\n")
+	}
+	return own.Len() < len(c.diffAdded)
 }
 
 func containsAll(have, want []string) bool {

@@ -156,6 +156,9 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 			"   def on_mount(:require_admin, _params, session, socket) do", "     socket = mount_current_user(socket, session)",
 			"-    if socket.assigns.current_user.role == :admin do", "-      {:cont, socket}", "-    else", "-      {:halt, redirect(socket, to: \"/\")}", "-    end",
 			"+    case socket.assigns.current_user do", "+      %User{role: :admin} ->", "+        {:cont, socket}", "+", "+      nil ->", "+        socket = put_flash(socket, :error, \"Log in\")", "+        {:halt, redirect(socket, to: \"/users/log_in\")}", "+", "+      _other ->", "+        {:halt, redirect(socket, to: \"/\")}", "+    end", "   end")},
+		{"a LiveView's hooks moved into its live_session in the router", JobAlert,
+			hunk("lib/a_web/live/report_live.ex", "   use AWeb, :live_view", "-  on_mount {AWeb.UserAuth, :ensure_authenticated}", "-  on_mount {AWeb.OrgHooks, :require_member}") +
+				hunk("lib/a_web/router.ex", "     live_session :org,", "-      on_mount: [{AWeb.UserAuth, :mount_current_user}] do", "+      on_mount: [{AWeb.UserAuth, :ensure_authenticated}, {AWeb.OrgHooks, :require_member}] do")},
 		{"a usage example in a moduledoc", JobAlert, hunk("lib/a_web/plugs/require_scopes.ex", `   @moduledoc """`, "   Usage:", `-      plug A.RequireScopes, "orders:write" when action in [:create, :cancel]`, `+      plug A.RequireScopes, ["orders:write"] when action in [:create]`, `   """`)},
 		{"a doc's example, the hunk starting inside it", JobFlaky, hunk("test/support/helpers.ex", "       iex> start()", "-      iex> Process.sleep(10)", "+      iex> Process.sleep(1_000)", `   """`, "   def start, do: :ok")},
 		{"a sleep shortened", JobFlaky, hunk("test/a_test.exs", "-    Process.sleep(500)", "+    Process.sleep(10)")},
