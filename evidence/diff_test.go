@@ -155,6 +155,10 @@ func FuzzParseDiff(f *testing.F) {
 	f.Add("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1,4 @@\n-    assert f() == 1\n+    check(fn -> assert f() == 1 end)\n+  defp check(g), do: (Process.sleep(1); check(g))\n+    if false do\n+    {:ok, _} = Req.get(u)\n")
 	f.Add("--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1,3 @@\n-          max_attempts: 2\n+          max_attempts: 5\n+      - run: mix test --seed 0 --trace\n+    if: false\n")
 	f.Add("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1 @@\n-assert_in_delta , 1, 0.1\n+assert_in_delta x, 1, 0.5\n") // looped forever on an empty subject
+	f.Add("--- a/.gitlab-ci.yml\n+++ b/.gitlab-ci.yml\n@@ -1,2 +1,5 @@\n test:\n   script: mix test\n+  retry:\n+    when:\n+      - script_failure\n+  allow_failure:\n+    exit_codes: [2]\n")
+	f.Add("--- a/Jenkinsfile\n+++ b/Jenkinsfile\n@@ -1 +1,3 @@\n+retry(3) {\n   sh 'mix test'\n+}\n")
+	f.Add("--- a/lib/a.ex\n+++ b/lib/a.ex\n@@ -1,3 +1,3 @@\n   \"\"\"\n-  plug :a when action in [:x]\n+  plug :a\n   \"\"\"\n")
+	f.Add("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1,2 +1,3 @@\n-  doctest A\n+  doctest A, except: [f: 1]\n+  @moduletag :integration\n-    assert f(g(x: 1), y: 2) == [a: 1]\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		d, err := ParseDiff(strings.NewReader(in))
 		if err != nil {
@@ -214,9 +218,16 @@ func BenchmarkCheckAtTheBounds(b *testing.B) {
 	for i := 0; i < MaxChangedLine/2-1; i++ {
 		fmt.Fprintf(&config, "+config :a, A%d, enabled: false\n", i)
 	}
+	// A CI file whose every line is a value of a retry setting, each
+	// indented more than the last: what reading YAML by its parents asks.
+	var ci strings.Builder
+	ci.WriteString("--- a/.gitlab-ci.yml\n+++ b/.gitlab-ci.yml\n@@ -1,2 +1,19999 @@\n test:\n   retry:\n")
+	for i := 0; i < MaxChangedLine-3; i++ {
+		fmt.Fprintf(&ci, "+%s- retry_%d: script_failure\n", strings.Repeat(" ", 4+i%60), i)
+	}
 	// A pull request is reviewed for one job: each job is its own run,
 	// the diff read and both sides parsed in it.
-	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String(), "config": config.String()} {
+	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String(), "config": config.String(), "ci": ci.String()} {
 		for _, job := range []Job{JobFlaky, JobAlert} {
 			b.Run(name+"/"+string(job), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {

@@ -12,7 +12,7 @@ import (
 var (
 	// testCommand runs the test suite: mix test, mix coveralls.* (which
 	// runs it), or a mix do chain with a test step.
-	testCommand = regexp.MustCompile(`(\bmix|\$[({]?MIX[)}]?)\s+(test|coveralls(\.[\w-]+)?)\b|\bmix\s+do\b[^#]*\btest\b`)
+	testCommand = hinted{regexp.MustCompile(`(\bmix|\$[({]?MIX[)}]?)\s+(test|coveralls(\.[\w-]+)?)\b|\bmix\s+do\b[^#]*\btest\b`), []string{"mix", "MIX"}}
 	// forgiven ends a command in a way that makes its failure a success.
 	forgiven = regexp.MustCompile(`\|\|\s*(true|:|exit\s+0|echo\b|/bin/true)|;\s*(true|exit\s+0)\s*(["']|$)`)
 	// retried runs the tests again when they failed.
@@ -32,10 +32,10 @@ var (
 	jobOff = regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`)
 	// shellSleep waits a fixed time in a script, not in a loop that polls
 	// for a service (until pg_isready; do sleep 1; done).
-	shellSleep = regexp.MustCompile(`(^\s*|[;&|]\s*|run:\s*|-\s+)sleep\s+["']?(\$\{\w+:-)?[0-9]`)
-	shellLoop  = regexp.MustCompile(`\b(until|while|for|do|done)\b`)
-	loopOpens  = regexp.MustCompile(`^\s*(-\s+|run:\s*)?(until|while|for)\b`)
-	loopCloses = regexp.MustCompile(`\bdone\b`)
+	shellSleep = hinted{regexp.MustCompile(`(^\s*|[;&|]\s*|run:\s*|-\s+)sleep\s+["']?(\$\{\w+:-)?[0-9]`), []string{"sleep"}}
+	shellLoop  = hinted{regexp.MustCompile(`\b(until|while|for|do|done)\b`), []string{"until", "while", "for", "do"}}
+	loopOpens  = hinted{regexp.MustCompile(`^\s*(-\s+|run:\s*)?(until|while|for)\b`), []string{"until", "while", "for"}}
+	loopCloses = hinted{regexp.MustCompile(`\bdone\b`), []string{"done"}}
 )
 
 // ciFailure is what one added line of a CI workflow, a script or a
@@ -92,6 +92,9 @@ func ciForgives(c change) []Finding {
 			if rule, _ := ciFailure(c.path, l.Text); rule != "" {
 				had[rule] = true
 			}
+			if !keyValued(l.Text) {
+				continue
+			}
 			if m := ciNumber.FindStringSubmatch(l.Text); m != nil {
 				numbers[m[1]], _ = largestLiteral(m[2])
 			}
@@ -118,8 +121,11 @@ var ciNumber = regexp.MustCompile(`(?i)^\s*(?:-\s+)?([\w-]*(?:attempt|retr|timeo
 // alone: it lowers the runner's default; so is a service's health check
 // (docker compose), which polls.
 func raisedCINumber(c change, l Line, before map[string]int64) *Finding {
+	if !keyValued(l.Text) || !yamlFile(c.path) || strings.Contains(c.path, "compose") {
+		return nil
+	}
 	m := ciNumber.FindStringSubmatch(l.Text)
-	if m == nil || !yamlFile(c.path) || strings.Contains(c.path, "compose") {
+	if m == nil {
 		return nil
 	}
 	now, _ := largestLiteral(m[2])

@@ -12,70 +12,233 @@ import (
 // (runner_system_failure, exit_status: -1) leave a failing test failing.
 
 var (
-	// retryWord names a retry: a key (retry:, retries:), a step
-	// (retry(3) {), a wrapper command (travis_retry, retry 3).
-	retryWord = hinted{regexp.MustCompile(`(?i)\b\w*retr(y|ies)\w*\b`), []string{"retr", "Retr", "RETR"}}
-	// infraRetry is what retries only a failure of the machine the job
-	// ran on, never a failing test.
-	infraRetry = regexp.MustCompile(`(?i)runner_system_failure|stuck_or_timeout_failure|api_failure|scheduler_failure|data_integrity_failure|unmet_prerequisites|archived_failure|job_execution_timeout|exit_status:\s*["']?(-1|255|-10)\b|signal_reason|agent_stop|agent_lost|lost`)
+	// lostExit is an exit status a lost agent gives (Buildkite).
+	lostExit = hinted{regexp.MustCompile(`exit_status:\s*["']?(-1|255|-10)\b`), []string{"exit_status"}}
 	// yamlKey is a YAML line's key, list dash or not.
 	yamlKey = regexp.MustCompile(`^\s*(?:-\s+)?([\w.-]+)\s*:`)
+	// jobCommand is a key under which a job says what it runs.
+	jobCommand = regexp.MustCompile(`^\s*(?:-\s+)?(script|command|commands|run|steps)\s*:`)
 )
+
+// infraWords retry only a failure of the machine the job ran on, never a
+// failing test.
+var infraWords = []string{"runner_system_failure", "stuck_or_timeout_failure", "api_failure", "scheduler_failure", "data_integrity_failure",
+	"unmet_prerequisites", "archived_failure", "job_execution_timeout", "signal_reason", "agent_stop", "agent_lost", "lost"}
+
+// infraRetry reports whether a line names only a lost machine's failure.
+func infraRetry(text string) bool {
+	for _, w := range infraWords {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return lostExit.MatchString(text)
+}
+
+// retryNamed reports whether s names a retry: a key (retry:, retries:),
+// a step (retry(3) {), a wrapper command (travis_retry, retry 3).
+func retryNamed(s string) bool {
+	s = strings.ToLower(s)
+	return strings.Contains(s, "retry") || strings.Contains(s, "retries")
+}
 
 // ciRetries: an added line that makes a CI system retry the job or step
 // that runs the tests: a retry wrapper around the test command, a retry
 // block holding it, or a retry setting (or a value in one) of a job that
-// runs the tests, other than one that only retries a lost machine.
+// runs the tests, other than one that only retries a lost machine; and a
+// job allowed to fail with the exit codes of failing tests.
 func ciRetries(c change) []Finding {
 	if !configFile(c.path) || strings.Contains(c.path, "compose") {
 		return nil // a service's health check retries a probe, not the tests
 	}
 	lines, at := c.headView()
+	o := newOutline(lines)
 	var out []Finding
 	for _, l := range c.added() {
 		text := strings.TrimSpace(l.Text)
-		if strings.HasPrefix(text, "#") || strings.HasPrefix(text, "//") || infraRetry.MatchString(l.Text) {
+		if strings.HasPrefix(text, "#") || strings.HasPrefix(text, "//") || c.removedSame(l) {
 			continue
 		}
 		i, ok := at[l.New]
-		if !ok {
+		if !ok || o.infra[i+1] > o.infra[i] {
 			continue
 		}
-		if yamlFile(c.path) && exitCodesAllowed(lines, i) && !c.removedSame(l) {
+		if yamlFile(c.path) && o.exitCodesAllowed(i) {
 			out = append(out, c.finding("failure-ignored", Concern, l, "the job may now fail with these exit codes and the CI still pass ("+text+"): mix test exits 2 when tests fail"))
 			continue
 		}
-		inRetry := retryWord.MatchString(l.Text)
-		if !inRetry {
-			inRetry = underRetry(lines, i)
+		// A retry wrapper (travis_retry mix test, retry(3) { ... }) retries
+		// what it wraps; a retry setting (retry:, or a value under it),
+		// the job it belongs to.
+		named := retryNamed(l.Text)
+		wrapper := named && !o.retryKey[i]
+		retry := i
+		if !named {
+			retry = o.ancestor(i, o.retryKey)
 		}
-		if !inRetry || c.removedSame(l) || retriesOnlyInfra(lines, i) || underKey(lines, i, "healthcheck") || strings.Contains(l.Text, "--health") {
+		if retry < 0 || o.onlyInfra(retry) || o.under(i, "healthcheck") || strings.Contains(l.Text, "--health") {
 			continue
 		}
-		if testCommand.MatchString(l.Text) || testCommandIn(blockOf(lines, i)) || yamlFile(c.path) && jobRunsTests(lines, i) {
+		if testCommand.MatchString(l.Text) || o.testsIn(i) || !wrapper && yamlFile(c.path) && o.jobRunsTests(retry) {
 			out = append(out, c.finding("ci-retry", Concern, l, "the CI runs the tests again when they fail ("+text+"): a flake that passes on a later try no longer fails the CI"))
 		}
 	}
 	return out
 }
 
+// outline is a CI file's lines read by indentation (YAML) or braces
+// (a Jenkinsfile's blocks), indexed once so that each question about a
+// line costs no more than its depth.
+type outline struct {
+	lines  []Line
+	parent []int // the nearest line before indented less, -1 for none
+	end    []int // where the block a line opens by indentation ends
+	tests  []int // tests[k]: how many of the lines before k run the tests
+	cmds   []int // cmds[k]: how many of the lines before k name what a job runs
+	infra  []int // infra[k]: how many of the lines before k retry only a lost machine
+	other  []int // other[k]: how many of the lines before k retry failed scripts
+	braced []int // where the braced block a line opens ends, -1 when it opens none
+	keys   []string
+	// retryKey says which lines' keys name a retry setting.
+	retryKey []bool
+}
+
+// maxDepth bounds the parents walked up from a line.
+const maxDepth = 50
+
+func newOutline(lines []Line) *outline {
+	n := len(lines)
+	o := &outline{lines: lines, parent: make([]int, n), end: make([]int, n), tests: make([]int, n+1), cmds: make([]int, n+1),
+		infra: make([]int, n+1), other: make([]int, n+1), braced: make([]int, n), keys: make([]string, n), retryKey: make([]bool, n)}
+	count := func(counts []int, i int, yes bool) {
+		counts[i+1] = counts[i]
+		if yes {
+			counts[i+1]++
+		}
+	}
+	var open []int // lines whose block has not ended, indentation rising
+	for i, l := range lines {
+		count(o.tests, i, testCommand.MatchString(l.Text))
+		count(o.cmds, i, jobCommand.MatchString(l.Text))
+		isInfra := infraRetry(l.Text)
+		count(o.infra, i, isInfra)
+		count(o.other, i, !isInfra && (strings.Contains(l.Text, "script_failure") || strings.Contains(l.Text, "exit_status") || strings.Contains(l.Text, "always")))
+		if m := yamlKey.FindStringSubmatch(l.Text); m != nil {
+			o.keys[i], o.retryKey[i] = m[1], retryNamed(m[1])
+		}
+		o.parent[i], o.end[i] = -1, n
+		d := indentOf(l.Text)
+		if d < 0 {
+			continue
+		}
+		for len(open) > 0 && indentOf(lines[open[len(open)-1]].Text) >= d {
+			o.end[open[len(open)-1]] = i
+			open = open[:len(open)-1]
+		}
+		if len(open) > 0 {
+			o.parent[i] = open[len(open)-1]
+		}
+		open = append(open, i)
+	}
+	o.readBraces()
+	return o
+}
+
+// readBraces finds where each line's braced block ends: the first line
+// after which the brace depth is back to what it was before it, found for
+// every line in one pass (the lines still waiting for a lower depth form
+// a stack).
+func (o *outline) readBraces() {
+	depth := make([]int, len(o.lines)+1) // depth[k]: open braces before line k
+	for i, l := range o.lines {
+		depth[i+1] = depth[i] + strings.Count(l.Text, "{") - strings.Count(l.Text, "}")
+		o.braced[i] = -1
+	}
+	var waiting []int
+	for j := range o.lines {
+		for len(waiting) > 0 && depth[j+1] <= depth[waiting[len(waiting)-1]] {
+			o.braced[waiting[len(waiting)-1]] = j + 1
+			waiting = waiting[:len(waiting)-1]
+		}
+		if depth[j+1] > depth[j] {
+			waiting = append(waiting, j)
+		}
+	}
+	for _, i := range waiting {
+		o.braced[i] = len(o.lines) // never closed: to the end
+	}
+}
+
+// ancestor is the nearest parent of line i marked in is, -1 for none.
+func (o *outline) ancestor(i int, is []bool) int {
+	for j, depth := o.parent[i], 0; j >= 0 && depth < maxDepth; j, depth = o.parent[j], depth+1 {
+		if is[j] {
+			return j
+		}
+	}
+	return -1
+}
+
+// parentKeyed is the nearest parent of line i with the key, -1 for none.
+func (o *outline) parentKeyed(i int, key string) int {
+	for j, depth := o.parent[i], 0; j >= 0 && depth < maxDepth; j, depth = o.parent[j], depth+1 {
+		if o.keys[j] == key {
+			return j
+		}
+	}
+	return -1
+}
+
+// under reports whether line i sits under a key.
+func (o *outline) under(i int, key string) bool { return o.parentKeyed(i, key) >= 0 }
+
+// block is where the block line i opens starts and ends: the lines after
+// it indented more, or, when it opens a brace, up to the brace that
+// closes it.
+func (o *outline) block(i int) (from, to int) {
+	if o.braced[i] >= 0 {
+		return i + 1, o.braced[i]
+	}
+	return i + 1, o.end[i]
+}
+
+// testsIn reports whether the block line i opens runs the tests.
+func (o *outline) testsIn(i int) bool {
+	from, to := o.block(i)
+	return o.tests[to] > o.tests[from]
+}
+
+// onlyInfra reports whether a retry setting names only failures of the
+// machine (every value it lists is one).
+func (o *outline) onlyInfra(retry int) bool {
+	_, to := o.block(retry)
+	return o.infra[to] > o.infra[retry] && o.other[to] == o.other[retry]
+}
+
+// jobRunsTests reports whether the YAML job or step a setting belongs to
+// (the block of its parent) runs the tests, runs nothing of its own (a
+// template its test jobs extend), or is not shown (a hunk far below it,
+// the file not read whole): a retry of failed scripts is taken to cover
+// the tests unless the job is seen to run something else.
+func (o *outline) jobRunsTests(setting int) bool {
+	job := o.parent[setting]
+	if job < 0 {
+		return true
+	}
+	from, to := o.block(job)
+	return o.tests[to] > o.tests[from] || o.cmds[to] == o.cmds[from]
+}
+
 // exitCodesAllowed reports whether a YAML line lists exit codes a job
 // may fail with (GitLab's allow_failure: exit_codes:), for a job that runs
 // the tests or is not shown.
-func exitCodesAllowed(lines []Line, i int) bool {
-	if !underKey(lines, i, "allow_failure") {
+func (o *outline) exitCodesAllowed(i int) bool {
+	allow := o.parentKeyed(i, "allow_failure")
+	if allow < 0 || o.keys[i] != "" && o.keys[i] != "exit_codes" {
 		return false
 	}
-	if m := yamlKey.FindStringSubmatch(lines[i].Text); m != nil && m[1] != "exit_codes" {
-		return false
-	}
-	for j := parentOf(lines, i); j >= 0; j = parentOf(lines, j) {
-		if m := yamlKey.FindStringSubmatch(lines[j].Text); m != nil && m[1] == "allow_failure" {
-			job := parentOf(lines, j)
-			return job < 0 || testCommandIn(blockOf(lines, job))
-		}
-	}
-	return false
+	job := o.parent[allow]
+	return job < 0 || o.testsIn(job)
 }
 
 // headView is the file at head as far as it is known: whole when it was
@@ -104,123 +267,4 @@ func indentOf(text string) int {
 		return -1
 	}
 	return len(text) - len(t)
-}
-
-// parentOf is the nearest line before lines[i] indented less, or -1.
-func parentOf(lines []Line, i int) int {
-	in := indentOf(lines[i].Text)
-	for j := i - 1; j >= 0 && in > 0; j-- {
-		if d := indentOf(lines[j].Text); d >= 0 && d < in {
-			return j
-		}
-	}
-	return -1
-}
-
-// underRetry reports whether a YAML line sits in a retry setting: one of
-// its parents' keys is a retry.
-func underRetry(lines []Line, i int) bool {
-	for j := parentOf(lines, i); j >= 0; j = parentOf(lines, j) {
-		if m := yamlKey.FindStringSubmatch(lines[j].Text); m != nil && retryWord.MatchString(m[1]) {
-			return true
-		}
-	}
-	return false
-}
-
-// underKey reports whether a YAML line sits under the key.
-func underKey(lines []Line, i int, key string) bool {
-	for j := parentOf(lines, i); j >= 0; j = parentOf(lines, j) {
-		if m := yamlKey.FindStringSubmatch(lines[j].Text); m != nil && m[1] == key {
-			return true
-		}
-	}
-	return false
-}
-
-// retriesOnlyInfra reports whether the retry setting a line is in names
-// only failures of the machine (every value it lists is one).
-func retriesOnlyInfra(lines []Line, i int) bool {
-	for j := i; j >= 0; j = parentOf(lines, j) {
-		if m := yamlKey.FindStringSubmatch(lines[j].Text); m != nil && retryWord.MatchString(m[1]) {
-			block := append([]Line{lines[j]}, blockOf(lines, j)...)
-			infra, other := false, false
-			for _, l := range block {
-				switch {
-				case infraRetry.MatchString(l.Text):
-					infra = true
-				case strings.Contains(l.Text, "script_failure") || strings.Contains(l.Text, "exit_status") || strings.Contains(l.Text, "always"):
-					other = true
-				}
-			}
-			return infra && !other
-		}
-	}
-	return false
-}
-
-// blockOf is what a line opens: the lines after it indented more (YAML,
-// Python-like scripts) or, when it opens a brace, up to the brace that
-// closes it (a Jenkinsfile's retry(3) { ... }).
-func blockOf(lines []Line, i int) []Line {
-	if strings.Count(lines[i].Text, "{") > strings.Count(lines[i].Text, "}") {
-		depth := 0
-		for j := i; j < len(lines); j++ {
-			depth += strings.Count(lines[j].Text, "{") - strings.Count(lines[j].Text, "}")
-			if depth <= 0 {
-				return lines[i+1 : j+1]
-			}
-		}
-		return lines[i+1:]
-	}
-	in := indentOf(lines[i].Text)
-	j := i + 1
-	for ; j < len(lines); j++ {
-		if d := indentOf(lines[j].Text); d >= 0 && d <= in {
-			break
-		}
-	}
-	return lines[i+1 : j]
-}
-
-// testCommandIn reports whether one of lines runs the tests.
-func testCommandIn(lines []Line) bool {
-	for _, l := range lines {
-		if testCommand.MatchString(l.Text) {
-			return true
-		}
-	}
-	return false
-}
-
-// jobRunsTests reports whether the YAML job or step a line belongs to
-// (the block of the parent of its retry setting) runs the tests, runs
-// nothing of its own (a template its test jobs extend), or is not shown
-// (a hunk far below it, the file not read whole): a retry of failed
-// scripts is taken to cover the tests unless the job is seen to run
-// something else.
-func jobRunsTests(lines []Line, i int) bool {
-	j := i
-	for ; j >= 0; j = parentOf(lines, j) {
-		if m := yamlKey.FindStringSubmatch(lines[j].Text); m != nil && retryWord.MatchString(m[1]) {
-			break
-		}
-	}
-	if j < 0 {
-		return false
-	}
-	job := parentOf(lines, j)
-	if job < 0 {
-		return true
-	}
-	block := blockOf(lines, job)
-	if testCommandIn(block) {
-		return true
-	}
-	for _, l := range block {
-		if m := yamlKey.FindStringSubmatch(l.Text); m != nil && (m[1] == "script" || m[1] == "command" || m[1] == "commands" || m[1] == "run" || m[1] == "steps") {
-			return false
-		}
-	}
-	return true
 }
