@@ -65,19 +65,15 @@ var loadsOnly = regexp.MustCompile(`^:(mount|fetch|assign|load|put|set)_\w+$`)
 // hook or pipeline a removed statement named (a LiveView's on_mount hooks
 // moved into its live_session's on_mount list in the router).
 func (c change) movedToRouter(kind string, want []string) bool {
-	if len(want) == 0 || !strings.Contains(c.diffAdded, kind) && !(kind == "on_mount" && strings.Contains(c.diffAdded, "live_session")) {
+	if len(want) == 0 || c.diff.addedBy[c.path] == c.diff.lines {
 		return false
 	}
 	for _, w := range want {
-		if indexWord(c.diffAdded, w) < 0 {
+		if !c.diff.words[w] {
 			return false
 		}
 	}
-	var own strings.Builder // what this file adds: a move within it is read above
-	for _, l := range c.added() {
-		own.WriteString(withStrings(l.Text) + "\n")
-	}
-	return own.Len() < len(c.diffAdded)
+	return c.diff.words[kind] || kind == "on_mount" && c.diff.words["live_session"]
 }
 
 func containsAll(have, want []string) bool {
@@ -164,7 +160,7 @@ func checksRemoved(c change) []Finding {
 	if c.test {
 		return nil
 	}
-	added := c.diffAdded // a check moved to another file (a scoped query) is kept
+	added := c.diff.added // a check moved to another file (a scoped query) is kept
 	var out []Finding
 	for _, b := range c.blocks {
 		for _, l := range b.removed {

@@ -22,20 +22,8 @@ type change struct {
 	// whether a line is added in another file of the diff (it moved there).
 	ownAdded map[string]int
 	movedTo  func(text string) bool
-	// gates are the application settings the diff's code newly reads in
-	// a condition (switchGates), across its files.
-	gates map[string]bool
-	// sleepsGone says the diff's tests lose sleeps and gain none (a clock
-	// injected in their place): a longer setting is not waited out.
-	sleepsGone bool
-	// diffAdded is every line the diff adds, in every file, strings kept.
-	diffAdded string
-	// suiteTags are the tags each test_helper.exs read at head excludes.
-	suiteTags map[string]map[string]bool
-	// supportTouched is the global state the diff's test support code
-	// (test/support, not a test module) newly uses: a case template's
-	// shared sandbox, for each module that uses it.
-	supportTouched []string
+	// diff is what the rules read of the whole diff (readDiffWide).
+	diff *diffWide
 	// before and after are the file's two sides read as code (readCode);
 	// nil for the side a file added or deleted lacks, or before reading.
 	before, after *source
@@ -51,7 +39,7 @@ type block struct {
 }
 
 func newFileChange(f File) change {
-	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}}
+	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}, diff: &diffWide{}}
 	for _, h := range f.Hunks {
 		var cur block
 		flush := func() {

@@ -76,8 +76,8 @@ func asyncOff(c change) []Finding {
 			}
 			if len(c.touched) > 0 {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
-			} else if len(c.supportTouched) > 0 {
-				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; the test support this diff changes now uses "+strings.Join(c.supportTouched, ", ")+", which tests running at the same time would share"))
+			} else if len(c.diff.supportTouched) > 0 {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; the test support this diff changes now uses "+strings.Join(c.diff.supportTouched, ", ")+", which tests running at the same time would share"))
 			} else if why := c.sharedReason(l, &at); why != "" {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; its comment names what it shares ("+why+"), which the diff does not show: check it"))
 			} else if c.after == nil || c.after.fragment {

@@ -59,9 +59,10 @@ func suiteExcludes(head map[string]string) map[string]map[string]bool {
 // runElsewhere reports whether the diff adds a run of the tests tagged t
 // (a CI job's mix test --only t or --include t): excluded from the main
 // run, they still run.
-func (c change) runElsewhere(t string) bool {
-	return regexp.MustCompile(`--(only|include)[= ]+:?` + regexp.QuoteMeta(t) + `\b`).MatchString(c.diffAdded)
-}
+func (c change) runElsewhere(t string) bool { return c.diff.runTags[t] }
+
+// tagRun is a test command's choice of tags to run.
+var tagRun = hinted{regexp.MustCompile(`--(?:only|include)[= ]+:?(\w+)`), []string{"--only", "--include"}}
 
 // addsTag reports whether a change adds a tag line.
 func addsTag(c change) bool {
@@ -79,7 +80,7 @@ func tagsExcludedBySuite(c change) []Finding {
 	if !c.test || !strings.HasSuffix(c.path, "_test.exs") {
 		return nil
 	}
-	excluded := c.suiteTags[suiteHelper(c.path)]
+	excluded := c.diff.suiteTags[suiteHelper(c.path)]
 	if len(excluded) == 0 {
 		return nil
 	}

@@ -99,7 +99,7 @@ func switchGates(changes []*change) map[string]bool {
 // gates to false or nil.
 func (c change) setsGateOff(code string) bool {
 	for _, m := range gateOff.FindAllStringSubmatch(code, -1) {
-		if c.gates[m[1]+m[2]] {
+		if c.diff.gates[m[1]+m[2]] {
 			return true
 		}
 	}

@@ -140,7 +140,7 @@ func timerOptions(c change) []Finding {
 			def, known := timeoutDefaults[k]
 			raised, injected := had && (v > old || isRate(k) && v != old), !had && config && (!known || v > def)
 			switch {
-			case config && c.sleepsGone && (raised || injected):
+			case config && c.diff.sleepsGone && (raised || injected):
 				out = append(out, c.finding("timer-stretched", Note, l, fmt.Sprintf("%s is longer in the tests' configuration, while the tests lose their sleeps: check that no test waits it out", k)))
 			case raised:
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %s to %s: the race is given more time, not fixed", k, ms(old), ms(v))))

@@ -126,16 +126,9 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 		changes = append(changes, &c)
 	}
 	out := unparsed
-	gates, sleepsGone := switchGates(changes), sleepsOnlyRemoved(changes)
-	var diffAdded strings.Builder
+	wide := readDiffWide(changes, head)
 	for _, c := range changes {
-		for _, l := range c.added() {
-			diffAdded.WriteString(withStrings(l.Text) + "\n")
-		}
-	}
-	suiteTags, supportTouched := suiteExcludes(head), supportTouches(changes)
-	for _, c := range changes {
-		c.gates, c.sleepsGone, c.diffAdded, c.suiteTags, c.supportTouched = gates, sleepsGone, diffAdded.String(), suiteTags, supportTouched
+		c.diff = wide
 		// A line removed here and added in another file moved there.
 		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
 		for _, rule := range rules {

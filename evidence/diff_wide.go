@@ -1,0 +1,56 @@
+package evidence
+
+import "strings"
+
+// diffWide is what the rules read of the whole diff, across its files,
+// computed once per review: a rule about one file asks it in constant or
+// per-line time, never by reading the other files again.
+type diffWide struct {
+	// gates are the application settings the diff's code newly reads in
+	// a condition (switchGates).
+	gates map[string]bool
+	// sleepsGone says the diff's tests lose sleeps and gain none (a clock
+	// injected in their place): a longer setting is not waited out.
+	sleepsGone bool
+	// added is every line the diff adds, in every file, strings kept;
+	// words are the names and atoms in them; addedBy counts each file's
+	// added lines, lines all of them.
+	added   string
+	words   map[string]bool
+	addedBy map[string]int
+	lines   int
+	// runTags are the tags a test command the diff adds runs (--only t,
+	// --include t).
+	runTags map[string]bool
+	// suiteTags are the tags each test_helper.exs read at head excludes.
+	suiteTags map[string]map[string]bool
+	// supportTouched is the global state the diff's test support code
+	// (test/support, not a test module) newly uses: a case template's
+	// shared sandbox, for each module that uses it.
+	supportTouched []string
+}
+
+func readDiffWide(changes []*change, head map[string]string) *diffWide {
+	w := &diffWide{gates: switchGates(changes), sleepsGone: sleepsOnlyRemoved(changes), words: map[string]bool{}, addedBy: map[string]int{},
+		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes)}
+	var added strings.Builder
+	for _, c := range changes {
+		for _, l := range c.added() {
+			text := withStrings(l.Text)
+			added.WriteString(text + "\n")
+			w.addedBy[c.path]++
+			w.lines++
+			for _, n := range atom.FindAllString(text, -1) {
+				w.words[n] = true
+			}
+			for _, n := range word.FindAllString(text, -1) {
+				w.words[n] = true
+			}
+			for _, m := range tagRun.FindAllStringSubmatch(text, -1) {
+				w.runTags[m[1]] = true
+			}
+		}
+	}
+	w.added = added.String()
+	return w
+}
