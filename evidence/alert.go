@@ -33,22 +33,29 @@ func pipelinesChanged(c change) []Finding {
 		return nil
 	}
 	was, now := statements(c.all, '+', pipeLine), statements(c.all, '-', pipeLine)
+	// Nested scopes add their pipelines to their parent's: what the new
+	// statements of a kind pipe through together counts.
+	defs := c.pipelineDefs()
+	union := map[string]map[string]bool{}
+	for _, n := range now {
+		if union[n.name] == nil {
+			union[n.name] = map[string]bool{}
+		}
+		for _, a := range defs.expand(atom.FindAllString(n.opts, -1)) {
+			union[n.name][a] = true
+		}
+	}
 	var out []Finding
 	for _, p := range was {
 		if !p.changed {
 			continue
 		}
-		// Nested scopes add their pipelines to their parent's: what the
-		// new statements pipe through together counts.
-		var union []string
-		for _, n := range now {
-			if n.name == p.name {
-				union = append(union, atom.FindAllString(n.opts, -1)...)
-			}
-		}
-		defs := c.pipelineDefs()
 		want := slices.DeleteFunc(atom.FindAllString(p.opts, -1), loadsOnly.MatchString)
-		kept := containsAll(defs.expand(union), defs.expand(want)) || c.movedToRouter(p.name, want)
+		kept := true
+		for _, a := range defs.expand(want) {
+			kept = kept && union[p.name][a]
+		}
+		kept = kept || c.movedToRouter(p.name, want)
 		if !kept {
 			out = append(out, c.finding("pipeline-changed", Concern, p.line, "the routes here no longer go through the same pipelines or mount hooks: check authentication and authorization still apply"))
 		}

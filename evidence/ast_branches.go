@@ -130,6 +130,14 @@ func (w *walker) bodyRequirement(block *sitter.Node) [][]string {
 	return prefixed(earlier, w.requirement(last))
 }
 
+// maxAlternatives bounds the alternatives a condition is read as: k
+// terms of (a || b) joined by && are 2^k of them.
+const maxAlternatives = 256
+
+// passedOn are what a plug, a LiveView hook or an Absinthe middleware is
+// handed and hands on: a clause that returns it untouched lets it through.
+var passedOn = map[string]bool{"conn": true, "socket": true, "resolution": true, "res": true}
+
 // prefixed is each alternative with conds before its own conditions.
 func prefixed(conds []string, alts [][]string) [][]string {
 	out := make([][]string, len(alts))

@@ -75,10 +75,6 @@ func (w *walker) def(args *sitter.Node, start, end int) (defUnit, bool) {
 	return d, true
 }
 
-// passedOn are what a plug, a LiveView hook or an Absinthe middleware is
-// handed and hands on: a clause that returns it untouched lets it through.
-var passedOn = map[string]bool{"conn": true, "socket": true, "resolution": true, "res": true}
-
 // requirement reads a boolean expression as alternatives of conditions.
 func (w *walker) requirement(n *sitter.Node) [][]string {
 	if alts, ok := w.branches(n); ok {
@@ -95,9 +91,13 @@ func (w *walker) requirement(n *sitter.Node) [][]string {
 		case "||", "or":
 			return append(w.requirement(left), w.requirement(right)...)
 		case "&&", "and":
+			lefts, rights := w.requirement(left), w.requirement(right)
+			if len(lefts)*len(rights) > maxAlternatives {
+				return [][]string{{squashSpace(w.text(n))}} // read whole: a change to it is one a reviewer must read
+			}
 			var out [][]string
-			for _, a := range w.requirement(left) {
-				for _, b := range w.requirement(right) {
+			for _, a := range lefts {
+				for _, b := range rights {
 					out = append(out, append(append([]string{}, a...), b...))
 				}
 			}

@@ -28,6 +28,8 @@ func TestCISystemsRetryingTheTests(t *testing.T) {
 		{"travis_retry on the suite", "ci-retry", hunk(".travis.yml", " script:", "-  - mix coveralls.travis", "+  - travis_retry mix coveralls.travis"), ""},
 		{"a Makefile's seed pinned through a variable", "seed-fixed", hunk("Makefile", "+CI_SEED ?= 20240611", " ci:", "-\t$(MIX) test --cover", "+\t$(MIX) test --cover --seed $(CI_SEED)"), ""},
 		{"Woodpecker ignoring the test step's failure", "failure-ignored", hunk(".woodpecker/test.yml", "   test:", "     commands:", "       - mix test", "+    failure: ignore"), ""},
+		{"the main run narrowed to one tag", "tag-excluded", hunk(".github/workflows/ci.yml", "     steps:", "-      - run: mix test", "+      - run: mix test --only fast"), ""},
+		{"travis_retry on a test file whose name says lost", "ci-retry", hunk(".travis.yml", " script:", "-  - mix test test/lost_password_test.exs", "+  - travis_retry mix test test/lost_password_test.exs"), ""},
 		{"a script's fixed wait made longer through a default", "sleep-added", hunk("scripts/test.sh", "-sleep 2", "+sleep \"${SERVICE_BOOT_SECONDS:-20}\"", " mix test"), ""},
 	} {
 		r := checkWithHead(t, c.diff, c.head)
@@ -40,6 +42,7 @@ func TestCISystemsRetryingTheTests(t *testing.T) {
 		{"a retry of the job that fetches dependencies", "--- a/.gitlab-ci.yml\n+++ b/.gitlab-ci.yml\n@@ -6,1 +6,2 @@\n     when:\n+      - script_failure\n", deps},
 		{"travis_retry on the download of dependencies", hunk(".travis.yml", " install:", "-  - mix deps.get", "+  - travis_retry mix deps.get", " script:", "   - mix test"), ""},
 		{"a service's health check retried", hunk("docker-compose.test.yml", "     healthcheck:", "       test: [\"CMD\", \"pg_isready\"]", "+      retries: 30"), ""},
+		{"a job allowed to fail when the runner kills it", hunk(".gitlab-ci.yml", " test:", "   script:", "     - mix test", "+  allow_failure:", "+    exit_codes: [137]"), ""},
 		{"Buildkite retrying a lost agent", hunk(".buildkite/pipeline.yml", "     command: mix test", "+    retry:", "+      automatic:", "+        - exit_status: -1", "+          limit: 2"), ""},
 	} {
 		if r := checkWithHead(t, c.diff, c.head); r.Verdict == VerdictConcern {

@@ -63,15 +63,21 @@ func bracketDepth(s string) int {
 // starts with """), as mix format lays heredocs out.
 func blankDocs(lines []Line) {
 	for _, side := range []byte{'-', '+'} {
-		in, start := false, 0
+		in, start, prev := false, 0, ""
 		for i := range lines {
 			l := &lines[i]
 			if l.Kind != ' ' && l.Kind != side {
 				continue
 			}
 			t := strings.TrimSpace(l.Text)
-			closes := strings.HasPrefix(t, `"""`) || strings.HasPrefix(t, `'''`)
+			quotes := strings.HasPrefix(t, `"""`) || strings.HasPrefix(t, `'''`)
+			// A heredoc given as an argument opens on a line of its own
+			// (query!(\n Repo,\n """): the line before it reads on.
+			closes := quotes && (in || !continued(prev) && !strings.HasSuffix(prev, "("))
 			opens := !closes && (strings.HasSuffix(t, `"""`) || strings.HasSuffix(t, `'''`))
+			if t != "" {
+				prev = strings.TrimSpace(l.code)
+			}
 			switch {
 			case closes && !in:
 				// The hunk began inside a heredoc: what this side showed

@@ -88,9 +88,13 @@ func ciForgives(c change) []Finding {
 	for _, b := range c.blocks {
 		had := map[string]bool{}
 		numbers := map[string]int64{}
+		ranAll := map[string]bool{} // the test commands the block removes that ran every test
 		for _, l := range b.removed {
 			if rule, _ := ciFailure(c.path, l.Text); rule != "" {
 				had[rule] = true
+			}
+			if testCommand.MatchString(l.Text) && !tagRun.MatchString(l.Text) {
+				ranAll[squashSpace(l.Text)] = true
 			}
 			if !keyValued(l.Text) {
 				continue
@@ -106,6 +110,8 @@ func ciForgives(c change) []Finding {
 				out = append(out, *f)
 			} else if c.seedFromFixedVariable(l) {
 				out = append(out, c.finding("seed-fixed", Concern, l, seedFixedWhy))
+			} else if m := onlyRun.FindStringSubmatch(l.Text); m != nil && ranAll[squashSpace(onlyRun.ReplaceAllString(l.Text, ""))] && !c.stillRuns(squashSpace(onlyRun.ReplaceAllString(l.Text, ""))) {
+				out = append(out, c.finding("tag-excluded", Concern, l, "only the tests tagged "+m[1]+" run here now: the others, the flaky one among them, no longer do"))
 			}
 		}
 	}
@@ -167,6 +173,20 @@ func shellLoops(c change) map[int]bool {
 // fixedSeed runs the tests in one order: mix test --seed N, or a seed
 // given to ExUnit.start/configure.
 var fixedSeed = regexp.MustCompile(`--seed[= ]+[0-9]|\bseed:\s*[0-9]`)
+
+// stillRuns reports whether the file at head still has the command (a
+// job of its own added beside it, the diff aligned otherwise).
+func (c change) stillRuns(command string) bool {
+	for _, l := range c.all {
+		if l.Kind != '-' && squashSpace(l.Text) == command {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyRun narrows a test command to the tests of one tag.
+var onlyRun = hinted{regexp.MustCompile(`--only[= ]+:?(\w+)`), []string{"--only"}}
 
 // seedVariable is a test command's seed given by a variable: --seed
 // $(CI_SEED), --seed "${SEED}".

@@ -23,7 +23,7 @@ var (
 // infraWords retry only a failure of the machine the job ran on, never a
 // failing test.
 var infraWords = []string{"runner_system_failure", "stuck_or_timeout_failure", "api_failure", "scheduler_failure", "data_integrity_failure",
-	"unmet_prerequisites", "archived_failure", "job_execution_timeout", "signal_reason", "agent_stop", "agent_lost", "lost"}
+	"unmet_prerequisites", "archived_failure", "job_execution_timeout", "signal_reason", "agent_stop", "agent_lost"}
 
 // infraRetry reports whether a line names only a lost machine's failure.
 func infraRetry(text string) bool {
@@ -234,12 +234,16 @@ func (o *outline) jobRunsTests(setting int) bool {
 // the tests or is not shown.
 func (o *outline) exitCodesAllowed(i int) bool {
 	allow := o.parentKeyed(i, "allow_failure")
-	if allow < 0 || o.keys[i] != "" && o.keys[i] != "exit_codes" {
+	if allow < 0 || o.keys[i] != "" && o.keys[i] != "exit_codes" || !testExitCode.MatchString(o.lines[i].Text) {
 		return false
 	}
 	job := o.parent[allow]
 	return job < 0 || o.testsIn(job)
 }
+
+// testExitCode is an exit code failing tests give: mix test exits 2 (1
+// on old Elixir, or through a script).
+var testExitCode = regexp.MustCompile(`(^|[\s\[,:-])[12]\b`)
 
 // headView is the file at head as far as it is known: whole when it was
 // read, else the lines the diff shows of it; at gives each head line

@@ -273,6 +273,7 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"a GenServer.call's timeout raised on its own line", "call-timeout-raised", JobFlaky, hunk("lib/hexpm/github.ex", "     {:ok, prs} = GenServer.call(", "       Hexpm.GitHub,", "       {:get_open_prs, repo},", "-      10_000)", "+      100_000)")},
 		{"a piped sleep", "sleep-added", JobFlaky, hunk("test/a_test.exs", "+    100 |> Process.sleep()")},
 		{"a sleep without parentheses", "sleep-added", JobFlaky, hunk("test/a_test.exs", "+    Process.sleep 100")},
+		{"a sleep before a query given a heredoc", "sleep-added", JobFlaky, hunk("test/a_test.exs", "   test \"x\" do", "+    Process.sleep(500)", "     Ecto.Adapters.SQL.query!(", "       Repo,", "       \"\"\"", "       SELECT 1", "       \"\"\",", "       []", "     )", "   end")},
 		{"a piped await", "call-timeout-raised", JobFlaky, hunk("test/a_test.exs", "-    task |> Task.await()", "+    task |> Task.await(:infinity)")},
 		{"a piped call", "call-timeout-raised", JobFlaky, hunk("test/a_test.exs", "+    pid |> GenServer.call(:sync, 60_000)")},
 		{"a receive timeout on its own line", "receive-timeout-raised", JobFlaky, hunk("test/a_test.exs",

@@ -142,7 +142,7 @@ func (l *Ledger) Recent(ctx context.Context, limit int64) ([]Run, error) {
 // session pitcrew has not recorded yet may be that run's.
 func (l *Ledger) StartInFlight(ctx context.Context, within time.Duration) (bool, error) {
 	since := strconv.FormatInt(l.now().Add(-within).Unix(), 10)
-	ids, err := l.rdb.ZRevRangeByScore(ctx, l.recentKey(), &redis.ZRangeBy{Min: since, Max: "+inf", Count: 20}).Result()
+	ids, err := l.rdb.ZRevRangeByScore(ctx, l.recentKey(), &redis.ZRangeBy{Min: since, Max: "+inf", Count: 100}).Result()
 	if err != nil {
 		return false, err
 	}
