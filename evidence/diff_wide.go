@@ -14,7 +14,7 @@ type diffWide struct {
 	sleepsGone bool
 	// added is every line the diff adds, in every file, strings kept;
 	// words are the names and atoms in them; addedBy counts each file's
-	// added lines, lines all of them.
+	// added lines, and lines counts them all.
 	added   string
 	words   map[string]bool
 	addedBy map[string]int
@@ -30,6 +30,7 @@ type diffWide struct {
 	supportTouched []string
 }
 
+// readDiffWide reads the changes (and the files read whole at head) once.
 func readDiffWide(changes []*change, head map[string]string) *diffWide {
 	w := &diffWide{gates: switchGates(changes), sleepsGone: sleepsOnlyRemoved(changes), words: map[string]bool{}, addedBy: map[string]int{},
 		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes)}
