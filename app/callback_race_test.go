@@ -1,9 +1,6 @@
 package app
 
 import (
-	"bytes"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,35 +16,19 @@ import (
 // would leave the result to the reconciler minutes later.
 func TestACallbackAheadOfItsSessionsRecordIsAskedAgain(t *testing.T) {
 	h := newHarness(t, false)
-	v, err := sandbox.NewVerifier(testRushSecret)
-	if err != nil {
-		t.Fatal(err)
+	post := func() (int, string) {
+		resp := h.sandbox.CallbackAnswer(t, h.server.URL+"/api/rush/hook", testRushSecret, sandbox.EventRunCompleted, "ses_early")
+		return resp.StatusCode, resp.Header.Get("Retry-After")
 	}
-	body := []byte(`{"event":"run.completed","session_id":"ses_early"}`)
-	post := func(id string) *http.Response {
-		at := time.Now().Unix()
-		req, _ := http.NewRequest("POST", h.server.URL+"/api/rush/hook", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("webhook-id", id)
-		req.Header.Set("webhook-timestamp", strconv.FormatInt(at, 10))
-		req.Header.Set("webhook-signature", v.Sign(id, at, body))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
-	if resp := post("msg_none"); resp.StatusCode != 200 {
-		t.Fatalf("with no run starting, a callback for an unknown session answered %d", resp.StatusCode)
+	if code, _ := post(); code != 200 {
+		t.Fatalf("with no run starting, a callback for an unknown session answered %d", code)
 	}
 	run := runs.Run{Key: "flaky:hexpm/hexpm:test/a_test.exs:1", Kind: runs.KindFlaky, Repo: "hexpm/hexpm", InstallationID: 1}
 	if _, _, err := h.app.Ledger.Claim(t.Context(), run, time.Hour, 10, runs.Subject{}); err != nil {
 		t.Fatal(err)
 	}
-	resp := post("msg_starting")
-	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("while a run is starting, a callback for a session not recorded answered %d (Retry-After %q)", resp.StatusCode, resp.Header.Get("Retry-After"))
+	if code, retry := post(); code != 503 || retry == "" {
+		t.Fatalf("while a run is starting, a callback for a session not recorded answered %d (Retry-After %q)", code, retry)
 	}
 	if !strings.Contains(h.get("/metrics"), `pitcrew_sandbox_callbacks_total{outcome="unknown_session_retry"} 1`) || h.storedTasks() != 0 {
 		t.Fatal("the callback was not counted as asked again, or something was queued for it")

@@ -26,7 +26,7 @@ func authorizationRescued(c change) []Finding {
 			if !authError.MatchString(l.code) || !strings.Contains(l.code, "->") || !c.rescuing(b.added[:i]) {
 				continue
 			}
-			if !refuses(l, b.added[i+1:]) {
+			if !clauseDoes(refusal, l, b.added[i+1:]) {
 				out = append(out, c.finding("authorization-rescued", Concern, l, "a refused authorization is rescued and the code goes on: who was refused before is let through now"))
 			}
 		}
@@ -45,11 +45,11 @@ func (c change) rescuing(before []Line) bool {
 	return false
 }
 
-// refuses reports whether a rescue clause still refuses: on its own line
-// after the ->, or in its body (the lines after it up to the next clause
-// or end).
-func refuses(clause Line, after []Line) bool {
-	if _, body, _ := strings.Cut(clause.code, "->"); refusal.MatchString(body) {
+// clauseDoes reports whether a rescue clause does what re matches: on
+// its own line after the ->, or in its body (the lines after it up to the
+// next clause or end).
+func clauseDoes(re *regexp.Regexp, clause Line, after []Line) bool {
+	if _, body, _ := strings.Cut(clause.code, "->"); re.MatchString(body) {
 		return true
 	}
 	for _, l := range after {
@@ -57,7 +57,7 @@ func refuses(clause Line, after []Line) bool {
 		if t == "end" || strings.Contains(t, "->") {
 			return false
 		}
-		if refusal.MatchString(l.code) {
+		if re.MatchString(l.code) {
 			return true
 		}
 	}

@@ -26,26 +26,11 @@ func errorsSwallowed(c change) []Finding {
 			if !anyError.MatchString(l.code) || !c.rescuing(b.added[:i+1]) || c.removedSame(l) {
 				continue
 			}
-			if _, body, _ := strings.Cut(l.code, "->"); stillFails.MatchString(body) || failsAfter(b.added[i+1:]) {
+			if clauseDoes(stillFails, l, b.added[i+1:]) {
 				continue
 			}
 			out = append(out, c.finding("error-swallowed", Concern, l, "an error is now rescued and the code goes on as if it succeeded: the failure the test saw is hidden, not fixed"))
 		}
 	}
 	return out
-}
-
-// failsAfter reports whether a clause's body (the lines after it up to
-// the next clause or end) still reports the failure.
-func failsAfter(lines []Line) bool {
-	for _, l := range lines {
-		t := strings.TrimSpace(l.code)
-		if t == "end" || strings.Contains(t, "->") {
-			return false
-		}
-		if stillFails.MatchString(l.code) {
-			return true
-		}
-	}
-	return false
 }

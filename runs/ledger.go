@@ -139,22 +139,24 @@ func (l *Ledger) Recent(ctx context.Context, limit int64) ([]Run, error) {
 
 // StartInFlight reports whether a run claimed within the last within is
 // still queued: its session may be starting, and a callback for a
-// session pitcrew has not recorded yet may be that run's.
+// session pitcrew has not recorded yet may be that run's. It asks for the
+// runs' states in one round trip: it is on the callback's path.
 func (l *Ledger) StartInFlight(ctx context.Context, within time.Duration) (bool, error) {
 	since := strconv.FormatInt(l.now().Add(-within).Unix(), 10)
 	ids, err := l.rdb.ZRevRangeByScore(ctx, l.recentKey(), &redis.ZRangeBy{Min: since, Max: "+inf", Count: 100}).Result()
-	if err != nil {
+	if err != nil || len(ids) == 0 {
 		return false, err
 	}
-	for _, id := range ids {
-		r, err := l.Get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		if r.State == Queued {
+	pipe := l.rdb.Pipeline()
+	states := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		states[i] = pipe.HGet(ctx, l.runKey(id), "state")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return false, err
+	}
+	for _, s := range states {
+		if s.Val() == string(Queued) {
 			return true, nil
 		}
 	}

@@ -105,6 +105,13 @@ func (s *Sandbox) AddArtifact(id, name, content string) {
 // does when a session ends, and returns the answer's status code.
 func (s *Sandbox) Callback(t T, url, secret, event, sessionID string) int {
 	t.Helper()
+	return s.CallbackAnswer(t, url, secret, event, sessionID).StatusCode
+}
+
+// CallbackAnswer is Callback with the whole answer (its headers: a
+// Retry-After), its body read and closed.
+func (s *Sandbox) CallbackAnswer(t T, url, secret, event, sessionID string) *http.Response {
+	t.Helper()
 	body, _ := json.Marshal(sandbox.Callback{Event: event, SessionID: sessionID, SessionURL: s.URL + "/s/" + sessionID})
 	v, err := sandbox.NewVerifier(secret)
 	if err != nil {
@@ -122,7 +129,7 @@ func (s *Sandbox) Callback(t T, url, secret, event, sessionID string) int {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return resp.StatusCode
+	return resp
 }
 
 func (s *Sandbox) serve(w http.ResponseWriter, r *http.Request) {
