@@ -3,7 +3,6 @@ package evidence
 import (
 	"context"
 	"regexp"
-	"strings"
 	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -208,60 +207,6 @@ func (w *walker) call(n *sitter.Node) {
 		w.describes = append(w.describes, describeUnit{nameOf(c.args[0]), c.start, c.end})
 	case "test", "property":
 		w.s.tests = append(w.s.tests, testUnit{name: nameOf(c.args[0]), start: c.start, end: c.end})
-	}
-}
-
-// finish places what call collected: each test under its describe, each
-// call in its test, in a stub, or piped; and indexes the calls.
-func (w *walker) finish(stubs [][2]int) {
-	for i := range w.s.tests {
-		t := &w.s.tests[i]
-		t.own, t.full = t.name, t.name
-		for _, d := range w.describes {
-			if d.start <= t.start && t.end <= d.end {
-				t.name = d.name + "/" + t.name
-				t.full = d.name + " " + t.own
-				t.describe = [2]int{d.start, d.end}
-				break
-			}
-		}
-		if !strings.Contains(t.name, "/") {
-			t.name = "/" + t.name
-		}
-	}
-	for i := range w.s.calls {
-		c := &w.s.calls[i]
-		for j, t := range w.s.tests {
-			if t.start <= c.start && c.end <= t.end && !(t.start == c.start && t.end == c.end) {
-				c.test = j
-			}
-		}
-		for _, st := range stubs {
-			if st[0] <= c.start && c.end <= st[1] {
-				c.inFn = true
-			}
-		}
-		for _, p := range w.piped {
-			if p == c.at {
-				c.piped = true
-			}
-		}
-		w.s.named[c.name] = append(w.s.named[c.name], i)
-		if c.name == "setup" && c.end > c.start {
-			in := [2]int{}
-			for _, d := range w.describes {
-				if d.start <= c.start && c.end <= d.end {
-					in = [2]int{d.start, d.end}
-				}
-			}
-			w.s.setups = append(w.s.setups, [4]int{c.start, c.end, in[0], in[1]})
-		}
-	}
-	w.s.pollers, w.s.defined = w.s.localPollers()
-	for i, c := range w.s.calls {
-		if w.s.pollsByName(c.name, w.poll(c.name)) {
-			w.s.polls = append(w.s.polls, i)
-		}
 	}
 }
 

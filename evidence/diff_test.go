@@ -225,9 +225,16 @@ func BenchmarkCheckAtTheBounds(b *testing.B) {
 	for i := 0; i < MaxChangedLine-3; i++ {
 		fmt.Fprintf(&ci, "+%s- retry_%d: script_failure\n", strings.Repeat(" ", 4+i%60), i)
 	}
+	// Two-line tests, each with its assertion: what placing every call in
+	// its test reads.
+	var tests strings.Builder
+	tests.WriteString("--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -1 +1,19998 @@\n-x\n")
+	for i := 0; i < MaxChangedLine/2-1; i++ {
+		fmt.Fprintf(&tests, "+  test \"t%d\" do assert f(%d) == :ok\n+  end\n", i, i)
+	}
 	// A pull request is reviewed for one job: each job is its own run,
 	// the diff read and both sides parsed in it.
-	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String(), "config": config.String(), "ci": ci.String()} {
+	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String(), "config": config.String(), "ci": ci.String(), "tests": tests.String()} {
 		for _, job := range []Job{JobFlaky, JobAlert} {
 			b.Run(name+"/"+string(job), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {

@@ -41,12 +41,8 @@ func readDiffWide(changes []*change, head map[string]string) *diffWide {
 			added.WriteString(text + "\n")
 			w.addedBy[c.path]++
 			w.lines++
-			for _, n := range atom.FindAllString(text, -1) {
-				w.words[n] = true
-			}
-			for _, n := range word.FindAllString(text, -1) {
-				w.words[n] = true
-			}
+			eachAtom(text, func(n string) { w.words[n] = true })
+			eachWord(text, func(n string) { w.words[n] = true })
 			for _, m := range tagRun.FindAllStringSubmatch(text, -1) {
 				w.runTags[m[1]] = true
 			}

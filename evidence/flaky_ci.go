@@ -19,9 +19,9 @@ var (
 	retried = regexp.MustCompile(`\|\|\s*(\w+=\S+\s+)*mix\s+(test|coveralls)|\b\w*retry\w*\b[^#|;&]*\bmix\s+(test|coveralls)`)
 	// continueOnError is a workflow step or job (GitLab: a job) whose
 	// failure does not fail the run.
-	continueOnError = regexp.MustCompile(`^\s*(-\s+)?(continue-on-error|allow_failure|soft_fail|ignore_failure|failure):\s*(true|ignore|\$\{\{\s*true\s*\}\})\s*(#.*)?$`)
+	continueOnError = hinted{regexp.MustCompile(`^\s*(-\s+)?(continue-on-error|allow_failure|soft_fail|ignore_failure|failure):\s*(true|ignore|\$\{\{\s*true\s*\}\})\s*(#.*)?$`), []string{"continue-on-error", "failure", "soft_fail"}}
 	// retryAction is a workflow step that uses an action retrying its command.
-	retryAction = regexp.MustCompile(`^\s*(-\s+)?uses:\s*\S*retry`)
+	retryAction = hinted{regexp.MustCompile(`^\s*(-\s+)?uses:\s*\S*retry`), []string{"uses:"}}
 	// shellRetry runs the tests in a loop until they pass.
 	shellRetry = regexp.MustCompile(`\b(for|while|until)\b.*\bmix\s+test\b.*\b(break|done)\b|\buntil\s+mix\s+test\b`)
 	// testTimeout gives every test more time from the command line.
@@ -29,7 +29,7 @@ var (
 	// ignoredRecipe is a Makefile recipe line whose failure make ignores.
 	ignoredRecipe = regexp.MustCompile("^\t+-")
 	// jobOff is a workflow job or step switched off.
-	jobOff = regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`)
+	jobOff = hinted{regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`), []string{"if:"}}
 	// shellSleep waits a fixed time in a script, not in a loop that polls
 	// for a service (until pg_isready; do sleep 1; done).
 	shellSleep = hinted{regexp.MustCompile(`(^\s*|[;&|]\s*|run:\s*|-\s+)sleep\s+["']?(\$\{\w+:-)?[0-9]`), []string{"sleep"}}

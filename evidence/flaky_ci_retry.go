@@ -14,10 +14,8 @@ import (
 var (
 	// lostExit is an exit status a lost agent gives (Buildkite).
 	lostExit = hinted{regexp.MustCompile(`exit_status:\s*["']?(-1|255|-10)\b`), []string{"exit_status"}}
-	// yamlKey is a YAML line's key, list dash or not.
-	yamlKey = regexp.MustCompile(`^\s*(?:-\s+)?([\w.-]+)\s*:`)
-	// jobCommand is a key under which a job says what it runs.
-	jobCommand = regexp.MustCompile(`^\s*(?:-\s+)?(script|command|commands|run|steps)\s*:`)
+	// jobCommands are the keys under which a job says what it runs.
+	jobCommands = map[string]bool{"script": true, "command": true, "commands": true, "run": true, "steps": true}
 )
 
 // infraWords retry only a failure of the machine the job ran on, never a
@@ -119,12 +117,13 @@ func newOutline(lines []Line) *outline {
 	var open []int // lines whose block has not ended, indentation rising
 	for i, l := range lines {
 		count(o.tests, i, testCommand.MatchString(l.Text))
-		count(o.cmds, i, jobCommand.MatchString(l.Text))
+		key := yamlKey(l.Text)
+		count(o.cmds, i, jobCommands[key])
 		isInfra := infraRetry(l.Text)
 		count(o.infra, i, isInfra)
 		count(o.other, i, !isInfra && (strings.Contains(l.Text, "script_failure") || strings.Contains(l.Text, "exit_status") || strings.Contains(l.Text, "always")))
-		if m := yamlKey.FindStringSubmatch(l.Text); m != nil {
-			o.keys[i], o.retryKey[i] = m[1], retryNamed(m[1])
+		if key != "" {
+			o.keys[i], o.retryKey[i] = key, retryNamed(key)
 		}
 		o.parent[i], o.end[i] = -1, n
 		d := indentOf(l.Text)
@@ -271,4 +270,32 @@ func indentOf(text string) int {
 		return -1
 	}
 	return len(text) - len(t)
+}
+
+// yamlKey is a YAML line's key, after its indentation and a list's dash
+// (`^\s*(?:-\s+)?([\w.-]+)\s*:`), or "" when the line has none.
+func yamlKey(line string) string {
+	skip := func(i int) int {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r' || line[i] == '\f') {
+			i++
+		}
+		return i
+	}
+	keyAt := func(i int) string {
+		j := i
+		for j < len(line) && (asciiWord(line[j]) || line[j] == '.' || line[j] == '-') {
+			j++
+		}
+		if k := skip(j); j > i && k < len(line) && line[k] == ':' {
+			return line[i:j]
+		}
+		return ""
+	}
+	i := skip(0)
+	if after := skip(i + 1); i < len(line) && line[i] == '-' && after > i+1 {
+		if key := keyAt(after); key != "" {
+			return key
+		}
+	}
+	return keyAt(i)
 }

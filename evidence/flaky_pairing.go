@@ -31,17 +31,15 @@ func asserts(lines []Line) []assertLine {
 			continue
 		}
 		words := map[string]bool{}
-		for _, w := range word.FindAllString(sigil.ReplaceAllString(l.code, "~"), -1) {
+		eachWord(sigil.ReplaceAllString(l.code, "~"), func(w string) {
 			if operatorWords[w] {
-				continue
+				return
 			}
 			words[w] = true
 			// slots = f(); assert length(slots) > 0 checks f()'s result:
 			// it pairs with the assertion that matched f() directly.
-			for _, v := range word.FindAllString(bound[w], -1) {
-				words[v] = true
-			}
-		}
+			eachWord(bound[w], func(v string) { words[v] = true })
+		})
 		if out = append(out, assertLine{l, m, words}); len(out) == maxPaired {
 			break
 		}

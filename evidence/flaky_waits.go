@@ -19,7 +19,7 @@ var (
 	intLiteral = regexp.MustCompile(`\b[0-9][0-9_]*\b`)
 	// ciTimeoutVar is a CI variable a test suite reads its waits from
 	// (ELIXIR_ASSERT_TIMEOUT, EXUNIT_TIMEOUT_MULTIPLIER).
-	ciTimeoutVar = regexp.MustCompile(`\b([A-Z_]*(TIMEOUT|MULTIPLIER)[A-Z_]*)\s*[:=]\s*["']?([0-9][0-9_]*)`)
+	ciTimeoutVar = hinted{regexp.MustCompile(`\b([A-Z_]*(TIMEOUT|MULTIPLIER)[A-Z_]*)\s*[:=]\s*["']?([0-9][0-9_]*)`), []string{"TIMEOUT", "MULTIPLIER"}}
 )
 
 // suiteTimeouts: ExUnit's receive timeouts raised for every test: set
