@@ -23,6 +23,7 @@ func (c change) testKeeps(l Line, counted func(name string) bool) bool {
 		return false
 	}
 	count := func(s *source, name string, own bool) (n int, found bool) {
+		helpers := map[string]int{}
 		for i, t := range s.tests {
 			if t.name != name && !(own && (t.full == was.full || t.own == was.own)) {
 				continue
@@ -30,8 +31,17 @@ func (c change) testKeeps(l Line, counted func(name string) bool) bool {
 			found = true
 			sent := s.sentIn(i)
 			for _, call := range s.calls {
-				if (call.test == i || call.test < 0 && s.setupFor(t, call.start)) && counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
+				if call.test != i && !(call.test < 0 && s.setupFor(t, call.start)) {
+					continue
+				}
+				if counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
 					n++
+				}
+				if s.defined[call.name] {
+					if _, done := helpers[call.name]; !done {
+						helpers[call.name] = s.helperCounts(call.name, counted)
+					}
+					n += helpers[call.name]
 				}
 			}
 		}
@@ -138,4 +148,22 @@ func (c change) testsStay(removed []Line) bool {
 		}
 	}
 	return true
+}
+
+// helperCounts is how many counted calls the file's own function name
+// makes (every clause of it, one level deep): a test that calls a helper
+// that asserts checks what the helper asserts.
+func (s *source) helperCounts(name string, counted func(name string) bool) int {
+	n := 0
+	for _, d := range s.defs {
+		if d.name != name {
+			continue
+		}
+		for _, call := range s.calls {
+			if d.start <= call.start && call.end <= d.end && call.test < 0 && counted(call.name) {
+				n++
+			}
+		}
+	}
+	return n
 }

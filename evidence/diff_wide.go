@@ -28,12 +28,15 @@ type diffWide struct {
 	// (test/support, not a test module) newly uses: a case template's
 	// shared sandbox, for each module that uses it.
 	supportTouched []string
+	// supportModules are the support modules the diff changes that touch
+	// global state, by name, read whole (supportModules).
+	supportModules map[string][]string
 }
 
 // readDiffWide reads the changes (and the files read whole at head) once.
 func readDiffWide(changes []*change, head map[string]string) *diffWide {
 	w := &diffWide{gates: switchGates(changes), sleepsGone: sleepsOnlyRemoved(changes), words: map[string]bool{}, addedBy: map[string]int{},
-		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes)}
+		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes), supportModules: supportModules(changes)}
 	var added strings.Builder
 	for _, c := range changes {
 		for _, l := range c.added() {

@@ -38,7 +38,7 @@ type block struct {
 	removed, added []Line
 }
 
-func newFileChange(f File) change {
+func newFileChange(f File, docs wholeDocs) change {
 	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}, diff: &diffWide{}}
 	for _, h := range f.Hunks {
 		var cur block
@@ -53,8 +53,9 @@ func newFileChange(f File) change {
 			lines[i].code = code(lines[i].Text)
 		}
 		if elixirFile(c.path) {
-			blankDocs(lines)
+			blankDocs(lines, false)
 		}
+		docs.blank(lines)
 		for _, l := range lines {
 			c.all = append(c.all, l)
 			switch l.Kind {
@@ -97,7 +98,16 @@ func (c *change) readHead(content string) {
 	for i, t := range strings.Split(content, "\n") {
 		lines = append(lines, Line{Kind: ' ', Text: t, New: i + 1, code: code(t)})
 	}
+	if elixirFile(c.path) {
+		blankDocs(lines, true)
+	}
 	c.head = lines
+	for _, l := range lines {
+		// An attribute the hunks do not show is read where the file sets it.
+		if m := attrDef.FindStringSubmatch(l.code); m != nil && c.attrs[m[1]] == "" {
+			c.attrs[m[1]] = strings.TrimSpace(m[2])
+		}
+	}
 	for _, w := range touches(lines) {
 		if !slices.Contains(c.touched, w) {
 			c.touched = append(c.touched, w)
@@ -276,7 +286,7 @@ func (c change) millisDepth(e string, depth int) (int64, bool) {
 	case intLit.MatchString(e):
 		n, err := strconv.ParseInt(strings.ReplaceAll(e, "_", ""), 10, 64)
 		return n, err == nil
-	case strings.HasPrefix(e, "@"):
+	case strings.HasPrefix(e, "@") && !strings.ContainsAny(e, " *"):
 		v, ok := c.attrs[strings.TrimPrefix(e, "@")]
 		if !ok {
 			return 0, false

@@ -60,8 +60,9 @@ func bracketDepth(s string) int {
 // """ ... """, @doc, a ~S""" string): a usage example there is text, not
 // code the rules should read. Each side of a hunk is read apart; a hunk
 // that starts inside a heredoc is found by its closing line (one that
-// starts with """), as mix format lays heredocs out.
-func blankDocs(lines []Line) {
+// starts with """), as mix format lays heredocs out; a whole file
+// (fromStart) starts outside any.
+func blankDocs(lines []Line, fromStart bool) {
 	for _, side := range []byte{'-', '+'} {
 		in, start, prev := false, 0, ""
 		for i := range lines {
@@ -73,7 +74,7 @@ func blankDocs(lines []Line) {
 			quotes := strings.HasPrefix(t, `"""`) || strings.HasPrefix(t, `'''`)
 			// A heredoc given as an argument opens on a line of its own
 			// (query!(\n Repo,\n """): the line before it reads on.
-			closes := quotes && (in || !continued(prev) && !strings.HasSuffix(prev, "("))
+			closes := quotes && (in || !fromStart && !continued(prev) && !strings.HasSuffix(prev, "("))
 			opens := !closes && (strings.HasSuffix(t, `"""`) || strings.HasSuffix(t, `'''`))
 			if t != "" {
 				prev = strings.TrimSpace(l.code)
@@ -95,6 +96,54 @@ func blankDocs(lines []Line) {
 			case opens:
 				in = true
 			}
+		}
+	}
+}
+
+// wholeDocs are the lines inside heredocs of the sides read whole (nil
+// for a side that was not): there a heredoc is known from its opening
+// line, which a hunk may not show.
+type wholeDocs struct{ base, head map[int]bool }
+
+func readWholeDocs(base, head string) wholeDocs {
+	return wholeDocs{base: heredocLines(base), head: heredocLines(head)}
+}
+
+// heredocLines are the numbers of the lines of text inside src's
+// heredocs, nil when src is empty.
+func heredocLines(src string) map[int]bool {
+	if src == "" {
+		return nil
+	}
+	texts := strings.Split(src, "\n")
+	lines := make([]Line, len(texts))
+	for i, t := range texts {
+		lines[i] = Line{Kind: ' ', Text: t, Old: i + 1, New: i + 1, code: code(t)}
+	}
+	blankDocs(lines, true)
+	out := map[int]bool{}
+	for _, l := range lines {
+		if l.code == "" && strings.TrimSpace(l.Text) != "" {
+			out[l.New] = true
+		}
+	}
+	return out
+}
+
+// blank makes a changed line of a side read whole text or code as the
+// whole file says, whatever its hunk alone suggested.
+func (d wholeDocs) blank(lines []Line) {
+	for i, l := range lines {
+		doc, at := d.head, l.New
+		if l.Kind == '-' {
+			doc, at = d.base, l.Old
+		}
+		switch {
+		case doc == nil || l.Kind == ' ':
+		case doc[at]:
+			lines[i].code = ""
+		default:
+			lines[i].code = code(l.Text)
 		}
 	}
 }

@@ -15,7 +15,7 @@ type rule func(c change) []Finding
 // missing sync point), not a disguise.
 var flakyRules = []rule{sleeps, receiveTimeouts, receiveAfters, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
 	deltaSlack, boundsDropped, concurrencyReduced, retries, rescues, skips, exclusions,
-	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, ciForgives, ciRetries, propertiesShrunk, doctestsNarrowed, errorsSwallowed, tagsExcludedBySuite, libTimeouts,
+	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, ciForgives, ciRetries, propertiesShrunk, doctestsNarrowed, errorsSwallowed, tagsExcludedBySuite, exclusionWidened, libTimeouts,
 	switchedOff, flakyTags, conditionalAssertions, refutedInstead, matchesLoosened, expectationsDropped, seedsFixed}
 
 // sleepCalls are the calls that wait a fixed time.
@@ -266,7 +266,7 @@ func callTimeouts(c change) []Finding {
 		return nil
 	}
 	slept := c.sleptBefore()
-	waited := c.blockRemoved(func(code string) bool { _, ok := c.awaitTimeout(code); return ok })
+	waited := c.blockRemoved(func(l Line) bool { _, ok := c.awaitTimeout(l.code); return ok })
 	out := longerWaits(c, c.awaitTimeout, defaultCallTimeout, func(l Line, old, now int64) Finding {
 		if slept[l.New] > 0 && !waited[l.New] {
 			return Finding{} // awaiting the task where a sleep waited blindly: it ends when the task does

@@ -50,6 +50,9 @@ var (
 		{regexp.MustCompile(`\b(put|set)_(test_|app_|application_|global_)?config\(`), "configuration written by a helper", "config(", false},
 		{regexp.MustCompile(`\b(put|set)_(test_|app_|application_|global_)?env\(`), "configuration written by a helper", "env(", false},
 		{regexp.MustCompile(`\bApplication\.(load|unload|start|stop|ensure_all_started)\(`), "the code path and loaded applications", "Application.", false},
+		{regexp.MustCompile(`\bwith_mocks?\b|^\s*import\s+Mock\b|:meck\.(new|expect)\(`), "a module mocked for the whole VM (Mock, :meck)", "m", false},
+		{regexp.MustCompile(`\bFunWithFlags\.(enable|disable|clear)\(`), "feature flags shared by every test", "FunWithFlags.", false},
+		{regexp.MustCompile(`\b(Cachex|ConCache)\.\w+[!?]?\(\s*(:\w+|@\w+|[A-Z][\w.]*)`), "a named cache", "Cache", false},
 	}
 )
 
@@ -78,6 +81,8 @@ func asyncOff(c change) []Finding {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
 			} else if len(c.diff.supportTouched) > 0 {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; the test support this diff changes now uses "+strings.Join(c.diff.supportTouched, ", ")+", which tests running at the same time would share"))
+			} else if used := c.supportUsed(); used != "" {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it uses test support the diff changes that touches global state: "+used))
 			} else if why := c.sharedReason(l, &at); why != "" {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; its comment names what it shares ("+why+"), which the diff does not show: check it"))
 			} else if c.after == nil || c.after.fragment {
@@ -144,7 +149,7 @@ func HeadReads(d Diff, job Job) []string {
 		if f.Binary || f.Deleted() || !elixirFile(f.Path()) || len(out) == maxHeadReads {
 			continue
 		}
-		c := newFileChange(f)
+		c := newFileChange(f, wholeDocs{})
 		if len(c.touched) == 0 && len(asyncOff(c)) > 0 {
 			out = append(out, f.Path()) // what it touches is in the file, not the diff
 		}
@@ -207,6 +212,39 @@ func supportTouches(changes []*change) []string {
 		}
 	}
 	return touches(added)
+}
+
+// supportModules are the test support modules the diff changes, read
+// whole, by name, with the global state each touches anywhere in it: a
+// module made to run alone that uses one shares what it touches.
+func supportModules(changes []*change) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range changes {
+		if !strings.Contains(c.path, "test/support/") || len(c.touched) == 0 {
+			continue
+		}
+		for _, l := range c.head {
+			if m := moduleDef.FindStringSubmatch(l.code); m != nil {
+				out[m[1]] = c.touched
+			}
+		}
+	}
+	return out
+}
+
+var moduleDef = regexp.MustCompile(`^\s*defmodule\s+([A-Z][\w.]*)\s+do\b`)
+
+// supportUsed is the global state of the support modules (supportModules)
+// this module names, "" for none.
+func (c change) supportUsed() string {
+	var what []string
+	for name, touched := range c.diff.supportModules {
+		if slices.ContainsFunc(c.head, func(l Line) bool { return indexWord(l.code, name) >= 0 }) {
+			what = append(what, name+" ("+strings.Join(touched, ", ")+")")
+		}
+	}
+	slices.Sort(what)
+	return strings.Join(what, "; ")
 }
 
 // tmpDirTag gives tests a directory of their own (ExUnit's :tmp_dir).

@@ -32,9 +32,9 @@ var (
 	jobOff = hinted{regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`), []string{"if:"}}
 	// shellSleep waits a fixed time in a script, not in a loop that polls
 	// for a service (until pg_isready; do sleep 1; done).
-	shellSleep = hinted{regexp.MustCompile(`(^\s*|[;&|]\s*|run:\s*|-\s+)sleep\s+["']?(\$\{\w+:-)?[0-9]`), []string{"sleep"}}
+	shellSleep = hinted{regexp.MustCompile(`(^\s*|[;&|]\s*|-c\s+["']\s*|\b(run|command|script|cmd):\s*|\bRUN\s+|-\s+)sleep\s+["']?(\$\{\w+:-)?[0-9]`), []string{"sleep"}}
 	shellLoop  = hinted{regexp.MustCompile(`\b(until|while|for|do|done)\b`), []string{"until", "while", "for", "do"}}
-	loopOpens  = hinted{regexp.MustCompile(`^\s*(-\s+|run:\s*)?(until|while|for)\b`), []string{"until", "while", "for"}}
+	loopOpens  = hinted{regexp.MustCompile(`^\s*(-\s+|run:\s*|[@+-]+)?(until|while|for)\b`), []string{"until", "while", "for"}}
 	loopCloses = hinted{regexp.MustCompile(`\bdone\b`), []string{"done"}}
 )
 

@@ -65,6 +65,10 @@ func ciRetries(c change) []Finding {
 			out = append(out, c.finding("failure-ignored", Concern, l, "the job may now fail with these exit codes and the CI still pass ("+text+"): mix test exits 2 when tests fail"))
 			continue
 		}
+		if yamlFile(c.path) && (o.keys[i] == "allow_failures" || o.under(i, "allow_failures")) {
+			out = append(out, c.finding("failure-ignored", Concern, l, "the CI passes when these jobs fail ("+text+", under allow_failures): a flaky test on them fails unseen"))
+			continue
+		}
 		// A retry wrapper (travis_retry mix test, retry(3) { ... }) retries
 		// what it wraps; a retry setting (retry:, or a value under it),
 		// the job it belongs to.

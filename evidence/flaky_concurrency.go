@@ -21,13 +21,17 @@ var (
 	maxConcurrency = regexp.MustCompile(`\bmax_concurrency:\s*([0-9][0-9_]*)`)
 )
 
-func concurrent(line string) bool {
+func concurrent(line string) bool { return concurrentIn(line) != "" }
+
+// concurrentIn is the first of concurrentCalls the line makes, "" for
+// none.
+func concurrentIn(line string) string {
 	for _, n := range concurrentCalls {
 		if indexWord(line, n) >= 0 {
-			return true
+			return n
 		}
 	}
-	return false
+	return ""
 }
 
 // concurrencyReduced: in a test, code that ran things concurrently
@@ -42,6 +46,14 @@ func concurrencyReduced(c change) []Finding {
 	}
 	if !c.test {
 		return out
+	}
+	// What the change starts, counted over all its lines: a start moved
+	// to another place of the file (after a setup it now needs) is kept.
+	started := map[string]int{}
+	for _, l := range c.all {
+		if n := concurrentIn(l.code); n != "" && l.Kind != ' ' {
+			started[n] += map[byte]int{'+': 1, '-': -1}[l.Kind]
+		}
 	}
 	for _, b := range c.blocks {
 		var raced []Line
@@ -66,7 +78,7 @@ func concurrencyReduced(c change) []Finding {
 		}
 		// A task and a sleep to wait for it, made a direct call, is a fix;
 		// so is a test that still starts as many, read as code (moved).
-		if len(still) == 0 && len(b.added) > 0 && !slept && !c.testKeeps(raced[0], concurrentCall) {
+		if len(still) == 0 && len(b.added) > 0 && !slept && started[concurrentIn(raced[0].code)] < 0 && !c.testKeeps(raced[0], concurrentCall) {
 			out = append(out, c.finding("concurrency-reduced", Concern, raced[0], "the test no longer runs this concurrently: the race it exists to find cannot happen, the flake is hidden"))
 			continue
 		}

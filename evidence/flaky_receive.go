@@ -55,7 +55,9 @@ const defaultReceiveTimeout = 100
 func receiveTimeouts(c change) []Finding {
 	var out []Finding
 	slept := c.sleptBefore()
-	waited := c.blockRemoved(func(code string) bool { m, _, _ := c.receiveTimeout(code); return m != "" })
+	waited := c.blockRemoved(func(l Line) bool { m, _, _ := c.receiveTimeout(l.code); return m != "" })
+	// A block that removed a poll's call waited for the same event.
+	polled := c.blockRemoved(func(l Line) bool { return pollCall.MatchString(l.code) || c.before != nil && c.pollAtOld(l) })
 	type reading struct {
 		macro string
 		v     int64
@@ -83,6 +85,8 @@ func receiveTimeouts(c change) []Finding {
 				// however long its bound (:infinity included), ends when
 				// the message comes; the sleep always waited.
 				return Finding{}
+			case polled[l.New] && old == defaultReceiveTimeout && !waited[l.New]:
+				return Finding{} // a wait for the message where a poll asked until it came: the same handshake
 			case strings.HasPrefix(m, "refute_"):
 				return Finding{} // waiting longer for what must not come only makes the test stricter
 			case c.newTest(l):
@@ -115,12 +119,12 @@ func (c change) sleptBefore() map[int]int64 {
 // blockRemoved maps each added line to whether its block removed a line
 // that holds what a rule asks of it (a wait for a message, an await):
 // what the line adds then replaces it, it is not new.
-func (c change) blockRemoved(holds func(code string) bool) map[int]bool {
+func (c change) blockRemoved(holds func(l Line) bool) map[int]bool {
 	out := map[int]bool{}
 	for _, b := range c.blocks {
 		had := false
 		for _, l := range b.removed {
-			had = had || holds(l.code)
+			had = had || holds(l)
 		}
 		for _, l := range b.added {
 			out[l.New] = had

@@ -99,3 +99,72 @@ func tagsExcludedBySuite(c change) []Finding {
 	}
 	return out
 }
+
+// conditionLine opens an if or unless; orTerm joins its conditions.
+var (
+	conditionLine = regexp.MustCompile(`^\s*(?:\w+\s*=\s*)?(?:if|unless)\b.*\bdo\s*$`)
+	orTerm        = regexp.MustCompile(`\bor\b|\|\|`)
+)
+
+// exclusionWidened: in test_helper.exs, the condition under which the
+// suite excludes tags made to hold more often: an environment variable
+// now read in it, or another `or`. Wherever it holds (CI included), the
+// tests so tagged stop running.
+func exclusionWidened(c change) []Finding {
+	if !strings.HasSuffix(c.path, "test_helper.exs") || c.head == nil {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		readEnv, ors := false, 0
+		for _, l := range b.removed {
+			readEnv = readEnv || envRead.MatchString(l.code)
+			ors = max(ors, len(orTerm.FindAllString(l.code, -1)))
+		}
+		for _, l := range b.added {
+			if !conditionLine.MatchString(l.code) || (readEnv || !envRead.MatchString(l.code)) && len(orTerm.FindAllString(l.code, -1)) <= ors {
+				continue
+			}
+			for _, t := range c.excludedUnder(l.New) {
+				if !c.runElsewhere(t) {
+					out = append(out, c.finding("tag-excluded", Concern, l, "the suite now excludes the tests tagged "+t+" whenever this holds: where it does (CI among them), they no longer run"))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// excludedUnder lists the tags of the branch a condition on line n (at
+// head) opens, when it decides what the suite excludes: the statement
+// names exclude on its line or the two before.
+func (c change) excludedUnder(n int) []string {
+	if n < 1 || n > len(c.head) {
+		return nil
+	}
+	context := ""
+	for i := max(0, n-3); i < n; i++ {
+		context += c.head[i].code + " "
+	}
+	if !strings.Contains(context, "exclude") {
+		return nil
+	}
+	var out []string
+	depth := indentOf(c.head[n-1].Text)
+	for i := n; i < len(c.head) && i < n+50; i++ {
+		t := strings.TrimSpace(c.head[i].code)
+		if d := indentOf(c.head[i].Text); d >= 0 && d <= depth && (strings.HasPrefix(t, "else") || strings.HasPrefix(t, "end")) {
+			break
+		}
+		for _, m := range tagList.FindAllStringSubmatch(c.head[i].code, -1) {
+			for _, t := range tagName.FindAllStringSubmatch(m[1], -1) {
+				out = append(out, t[1])
+			}
+		}
+	}
+	return out
+}
+
+// tagList is a list of atoms, as an exclude list is written.
+var tagList = regexp.MustCompile(`\[\s*(:\w+(?:\s*,\s*:\w+)*)\s*\]`)

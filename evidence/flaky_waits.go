@@ -18,8 +18,8 @@ var (
 	envRead    = hinted{regexp.MustCompile(`\bSystem\.(get_env|fetch_env!?)\b`), []string{"System."}}
 	intLiteral = regexp.MustCompile(`\b[0-9][0-9_]*\b`)
 	// ciTimeoutVar is a CI variable a test suite reads its waits from
-	// (ELIXIR_ASSERT_TIMEOUT, EXUNIT_TIMEOUT_MULTIPLIER).
-	ciTimeoutVar = hinted{regexp.MustCompile(`\b([A-Z_]*(TIMEOUT|MULTIPLIER)[A-Z_]*)\s*[:=]\s*["']?([0-9][0-9_]*)`), []string{"TIMEOUT", "MULTIPLIER"}}
+	// (ELIXIR_ASSERT_TIMEOUT, EXUNIT_TIMEOUT_MULTIPLIER, WALLABY_MAX_WAIT_TIME).
+	ciTimeoutVar = hinted{regexp.MustCompile(`\b([A-Z_]*(TIMEOUT|MULTIPLIER|WAIT)[A-Z_]*)\s*[:=]\s*["']?([0-9][0-9_]*)`), []string{"TIMEOUT", "MULTIPLIER", "WAIT"}}
 )
 
 // suiteTimeouts: ExUnit's receive timeouts raised for every test: set

@@ -112,7 +112,11 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !configFile(f.Path()) {
 			continue
 		}
-		c := newFileChange(f)
+		docs := wholeDocs{}
+		if elixirFile(f.Path()) {
+			docs = readWholeDocs(base[f.OldPath], head[f.Path()])
+		}
+		c := newFileChange(f, docs)
 		for k, n := range c.ownAdded {
 			added[k] += n
 		}
@@ -259,7 +263,7 @@ func configFile(p string) bool {
 			return true
 		}
 	}
-	return p == ".gitlab-ci.yml" || strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, "Jenkinsfile")
+	return p == ".gitlab-ci.yml" || strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, "Jenkinsfile") || strings.HasSuffix(p, "Earthfile")
 }
 
 func yamlFile(p string) bool { return strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml") }

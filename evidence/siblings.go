@@ -76,7 +76,7 @@ func CauseOf(d Diff, base map[string]string) Cause {
 		if !elixirFile(f.Path()) {
 			continue
 		}
-		ch := newFileChange(f)
+		ch := newFileChange(f, wholeDocs{})
 		var removed []string
 		for _, l := range ch.removed() {
 			removed = append(removed, withStrings(l.Text))

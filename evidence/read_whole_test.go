@@ -1,0 +1,117 @@
+package evidence
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Shapes the rules read in CI files outside GitHub Actions and in test
+// support, across the files of one change, with each file read whole at
+// base and head as pitcrew reads a pull request.
+
+// sides is one file's text at base and head ("" where it does not exist).
+type sides struct{ base, head string }
+
+// checkWhole reviews a change of files given whole on both sides: the
+// diff is each file's one hunk between its common start and end.
+func checkWhole(t *testing.T, files map[string]sides) Review {
+	t.Helper()
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var diff strings.Builder
+	base, head := map[string]string{}, map[string]string{}
+	for _, p := range paths {
+		f := files[p]
+		diff.WriteString("--- a/" + p + "\n+++ b/" + p + "\n" + unifiedMinimal(f.base, f.head))
+		base[p], head[p] = f.base, f.head
+	}
+	d, err := ParseDiff(strings.NewReader(diff.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CheckFiles(d, JobFlaky, base, head)
+}
+
+func TestCIShapesOutsideGitHubActions(t *testing.T) {
+	travis := "language: elixir\nmatrix:\n  include:\n    - elixir: 1.8.2\n      otp_release: 20.3\n    - elixir: 1.9.4\n      otp_release: 22.2\n\nscript:\n  - mix test\n"
+	compose := "services:\n  test:\n    build: .\n    command: >\n      sh -c \"mix ecto.create &&\n             mix test\"\n"
+	earthfile := "test:\n  FROM +deps\n  WITH DOCKER --compose docker-compose.yml --service postgres\n    RUN mix ecto.create && \\\n        mix test\n  END\n"
+	makefile := "services:\n\tdocker compose up -d postgres\n\ntest: services\n\tmix test\n"
+	gitlab := "test:\n  image: elixir:1.16\n  script:\n    - mix test\n"
+	// A Makefile recipe that polls a service's readiness (each sleep paces
+	// a check, in a loop written over continued lines) waits for the cause.
+	polled := strings.Replace(makefile, "postgres\n", "postgres\n\t@for i in $$(seq 1 60); do \\\n\t\tpg_isready -q && break; \\\n\t\tsleep 1; \\\n\tdone\n", 1)
+	runWholeCases(t, []wholeCase{
+		{"a Travis matrix entry allowed to fail", map[string]sides{".travis.yml": {travis, strings.Replace(travis, "\nscript:", "  allow_failures:\n    - otp_release: 20.3\n\nscript:", 1)}}, "failure-ignored"},
+		{"a fixed sleep in a compose service's folded command", map[string]sides{"docker-compose.test.yml": {compose, strings.Replace(compose, "sh -c \"mix ecto.create &&", "sh -c \"sleep 15 &&\n             mix ecto.create &&", 1)}}, "sleep-added"},
+		{"a fixed sleep in an Earthfile's test step", map[string]sides{"Earthfile": {earthfile, strings.Replace(earthfile, "RUN mix ecto.create && \\", "RUN sleep 10 && \\\n        mix ecto.create && \\", 1)}}, "sleep-added"},
+		{"a browser wait raised through a CI variable", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "  script:", "  variables:\n    WALLABY_MAX_WAIT_TIME: \"15000\"\n  script:", 1)}}, "receive-timeout-raised"},
+		{"a readiness loop in a Makefile", map[string]sides{"Makefile": {makefile, polled}}, ""},
+	})
+}
+
+func TestTestSupportAndHelpersReadWhole(t *testing.T) {
+	flags := "defmodule App.FlagHelpers do\n  @moduledoc \"\"\"\n  Flags for tests.\n  \"\"\"\n\n  def enable_flag(flag) do\n    {:ok, true} = FunWithFlags.enable(flag)\n  end\nend\n"
+	flagsDoc := strings.Replace(flags, "  Flags for tests.\n", "  Flags for tests. Modules using them run alone:\n\n      use AppWeb.ConnCase, async: false\n", 1)
+	liveTest := "defmodule AppWeb.EditorLiveTest do\n  use AppWeb.ConnCase, async: true\n  import App.FlagHelpers\n\n  test \"editor\", %{conn: conn} do\n    enable_flag(:editor)\n    assert conn\n  end\nend\n"
+	helper := "exclude =\n  if System.otp_release() < \"25\" do\n    [:distributed]\n  else\n    []\n  end\n\nExUnit.start(exclude: exclude)\n"
+	ttl := "defmodule TTLTest do\n  use ExUnit.Case, async: true\n\n  @ttl 100\n\n  test \"expires\" do\n    :ok = Cache.put(:a, 1, ttl: @ttl)\n    Process.sleep(@ttl * 2)\n    refute Cache.get(:a)\n  end\nend\n"
+	runWholeCases(t, []wholeCase{
+		{"a support module's doc example is text", map[string]sides{"test/support/flag_helpers.ex": {flags, flagsDoc}}, ""},
+		{"a module made to run alone that uses support touching global flags",
+			map[string]sides{"test/support/flag_helpers.ex": {flags, flagsDoc}, "test/app_web/editor_live_test.exs": {liveTest, strings.Replace(liveTest, "async: true", "async: false", 1)}}, ""},
+		{"the suite's exclusion made to hold unless a variable is set", map[string]sides{"test/test_helper.exs": {helper, strings.Replace(helper, "< \"25\" do", "< \"25\" or System.get_env(\"DISTRIBUTED\") != \"1\" do", 1)}}, "tag-excluded"},
+		{"sleeps lengthened through a new attribute", map[string]sides{"test/ttl_test.exs": {ttl, strings.Replace(strings.Replace(ttl, "  @ttl 100\n", "  @ttl 100\n  @expiry_wait @ttl * 10\n", 1), "Process.sleep(@ttl * 2)", "Process.sleep(@expiry_wait)", 1)}}, "sleep-lengthened"},
+	})
+}
+
+// wholeCase is a change of files read whole, and the concern it must
+// raise ("" for none).
+type wholeCase struct {
+	name  string
+	files map[string]sides
+	rule  string
+}
+
+func runWholeCases(t *testing.T, cases []wholeCase) {
+	t.Helper()
+	for _, c := range cases {
+		r := checkWhole(t, c.files)
+		switch {
+		case c.rule == "" && r.Verdict == VerdictConcern:
+			t.Errorf("%s: called a concern: %+v", c.name, r.Findings)
+		case c.rule != "" && !hasConcern(r, c.rule):
+			t.Errorf("%s: want a %s concern, got %+v", c.name, c.rule, r.Findings)
+		}
+	}
+}
+
+// Checks restructured, not lost: moved into a helper of the file that
+// still asserts them, a poll replaced by a wait for the message, a start
+// moved after what it needs.
+func TestRestructuredChecksAreKept(t *testing.T) {
+	spans := "defmodule TelemetryTest do\n  use ExUnit.Case, async: true\n\n  test \"post\" do\n    post()\n    assert_receive {:telemetry, :start, m}\n    assert is_integer(m.time)\n    assert_receive {:telemetry, :stop, s}\n    assert s.duration >= 0\n    assert s.bytes == 2\n  end\n\n  test \"get\" do\n    get()\n    assert_receive {:telemetry, :start, m}\n    assert is_integer(m.time)\n    assert_receive {:telemetry, :stop, s}\n    assert s.duration >= 0\n    assert s.bytes == 0\n  end\nend\n"
+	spansHelped := "defmodule TelemetryTest do\n  use ExUnit.Case, async: true\n\n  test \"post\" do\n    post()\n    s = assert_span()\n    assert s.bytes == 2\n  end\n\n  test \"get\" do\n    get()\n    s = assert_span()\n    assert s.bytes == 0\n  end\n\n  defp assert_span do\n    assert_receive {:telemetry, :start, m}\n    assert is_integer(m.time)\n    assert_receive {:telemetry, :stop, s}\n    assert s.duration >= 0\n    s\n  end\nend\n"
+	polled := "defmodule ExitTest do\n  use ExUnit.Case, async: true\n\n  test \"exits\" do\n    {:ok, conn} = Conn.start_link()\n    Conn.kill(conn)\n    wait_until_dead(conn)\n    refute Process.alive?(conn)\n  end\n\n  defp wait_until_dead(pid, n \\\\ 20) do\n    if Process.alive?(pid) and n > 0 do\n      Process.sleep(50)\n      wait_until_dead(pid, n - 1)\n    end\n  end\nend\n"
+	monitored := "defmodule ExitTest do\n  use ExUnit.Case, async: true\n\n  test \"exits\" do\n    {:ok, conn} = Conn.start_link()\n    ref = Process.monitor(conn)\n    Conn.kill(conn)\n    assert_receive {:DOWN, ^ref, :process, ^conn, :killed}, 1_000\n    refute Process.alive?(conn)\n  end\nend\n"
+	poller := "defmodule App.PollerHelpers do\n  def start_poller(opts) do\n    pid = start_supervised!({Poller, opts})\n    Mox.allow(App.Mock, self(), pid)\n    pid\n  end\nend\n"
+	allowedFirst := "defmodule App.PollerHelpers do\n  def start_poller(opts) do\n    name = {:via, Registry, {App.Registry, make_ref()}}\n    Mox.allow(App.Mock, self(), fn -> GenServer.whereis(name) end)\n    start_supervised!({Poller, Keyword.put(opts, :name, name)})\n  end\nend\n"
+	runWholeCases(t, []wholeCase{
+		{"assertions moved into a helper that asserts", map[string]sides{"test/telemetry_test.exs": {spans, spansHelped}}, ""},
+		{"a start moved after the mock's allowance", map[string]sides{"test/support/poller_helpers.ex": {poller, allowedFirst}}, ""},
+	})
+	// The poll's call and its definition in hunks of their own, as git
+	// shows them: the block of the wait removed no sleep.
+	diff := "--- a/test/exit_test.exs\n+++ b/test/exit_test.exs\n@@ -5,4 +5,5 @@\n     {:ok, conn} = Conn.start_link()\n+    ref = Process.monitor(conn)\n     Conn.kill(conn)\n-    wait_until_dead(conn)\n+    assert_receive {:DOWN, ^ref, :process, ^conn, :killed}, 1_000\n     refute Process.alive?(conn)\n@@ -9,8 +10,1 @@\n   end\n-\n-  defp wait_until_dead(pid, n \\\\ 20) do\n-    if Process.alive?(pid) and n > 0 do\n-      Process.sleep(50)\n-      wait_until_dead(pid, n - 1)\n-    end\n-  end\n"
+	d, err := ParseDiff(strings.NewReader(diff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := CheckFiles(d, JobFlaky, map[string]string{"test/exit_test.exs": polled}, map[string]string{"test/exit_test.exs": monitored}); r.Verdict == VerdictConcern {
+		t.Errorf("a poll replaced by a monitor's message: called a concern: %+v", r.Findings)
+	}
+}
