@@ -67,6 +67,8 @@ func strength(line string) (score, wildcards int) {
 		score = 2 // either of two outcomes passes
 	case sizeOnly.MatchString(s):
 		score = 2 // a count or a size, not the values
+	case ordered.MatchString(s):
+		score = 2 // an order (DateTime.compare(a, b) == :gt), not the value
 	case strings.Contains(s, "==="), strings.Contains(s, "=="):
 		score = 4
 	case indexWord(s, "assert_receive") >= 0, indexWord(s, "assert_received") >= 0, strings.Contains(s, "match?("), matchAssert.MatchString(s):
@@ -106,6 +108,9 @@ var (
 	sizeOnly    = regexp.MustCompile(`\b(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size|Enum\.empty\?)\([^=]*\)\s*===?|===?\s*(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size)\(`)
 	looseAssert = regexp.MustCompile(`!=|>=|<=|[^-=]>|<[^-=>]|\bis_\w+\(|\blength\(|\bnot\b|\bin\b`)
 	wildcard    = regexp.MustCompile(`(^|[^\w])_(\w*)`)
+	// ordered is a compare function's answer checked: an order between
+	// two values, not what either is.
+	ordered     = regexp.MustCompile(`\.compare\(.*(===?|!=|\bin)\s*\[?\s*:(gt|lt|eq)\b`)
 	alternative = regexp.MustCompile(`\sor(\s|$)|\|\|`)
 	barePattern = regexp.MustCompile(`^[a-z]\w*$`)
 )

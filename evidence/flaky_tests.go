@@ -22,7 +22,7 @@ var (
 	repeats = hinted{regexp.MustCompile(`\b\d[\d_]*\.\.\d|Stream\.(repeatedly|cycle|iterate|interval)\b`), []string{"..", "Stream."}}
 	// pollCall calls a helper that waits for a condition, the recommended
 	// replacement of a fixed sleep.
-	pollCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(` + pollNames + `)[!?]?\s*\(`), []string{"eventually", "assert_", "wait_", "poll", "until_", "await_"}}
+	pollCall = hinted{regexp.MustCompile(`(?:^|[^\w.:])(?:defp?\s+)?(` + pollNames + `)[!?]?\s*\(`), []string{"eventually", "assert_", "wait_", "poll", "until_", "await_", "with_", "retr"}}
 	// pollDef is a definition of such a helper, which may have a shorter
 	// name than a call pitcrew would read as one (wait, until, soon).
 	pollDef = regexp.MustCompile(`^\s*defp?\s+(` + pollNames + `|soon|wait|until)[!?]?\b`)
@@ -31,7 +31,7 @@ var (
 // pollNames are the names of helpers that poll for a condition (ExUnit
 // has none, so each project names its own); pollCall, pollDef and the
 // AST's pollName are built from them.
-const pollNames = `eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+|with_retry|with_retries|retry_until\w*|retrying`
+const pollNames = `eventually|eventually_\w+|assert_eventually|assert_soon|assert_until\w*|wait_until\w*|wait_for\w*|await_\w+|poll|poll_until\w*|until_\w+|with_retry|with_retries|with_backoff|retry_until\w*|retrying`
 
 // pollingHelper reports whether a block defines a helper that polls for a
 // condition, by its name or by what it does (definesPoller): its sleep

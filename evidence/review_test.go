@@ -268,6 +268,9 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		diff       string
 	}{
 		{"a sleep of a variable", "sleep-added", JobFlaky, hunk("test/a_test.exs", "+    Process.sleep(delay)")},
+		{"an immediate check wrapped in a backoff helper", "retry-loop", JobFlaky, hunk("test/a_test.exs", "     assert :ok = Oban.cancel_job(name, job.id)", "-    assert %Job{state: \"cancelled\"} = Repo.reload(job)", "+    with_backoff(fn ->", "+      assert %Job{state: \"cancelled\"} = Repo.reload(job)", "+    end)")},
+		{"a value checked made an order", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert stored.expires_at == expected", "+    assert DateTime.compare(stored.expires_at, expected) == :gt")},
+		{"an immediate check wrapped in with_retry", "retry-loop", JobFlaky, hunk("test/a_test.exs", "-    assert Cache.get(:a) == 1", "+    with_retry(fn -> assert Cache.get(:a) == 1 end)")},
 		// Real fixes labelled a disguised wait (evidence-train) raise the timeout of the code under test.
 		{"a timeout in library code raised", "call-timeout-raised", JobFlaky, hunk("lib/hexpm/store.ex", "-    Req.get(url, receive_timeout: 5_000)", "+    Req.get(url, receive_timeout: 15_000)")},
 		{"a GenServer.call's timeout raised on its own line", "call-timeout-raised", JobFlaky, hunk("lib/hexpm/github.ex", "     {:ok, prs} = GenServer.call(", "       Hexpm.GitHub,", "       {:get_open_prs, repo},", "-      10_000)", "+      100_000)")},
