@@ -28,6 +28,9 @@ var (
 	testTimeout = regexp.MustCompile(`\bmix\s+test\b.*--timeout[= ]+([0-9][0-9_]*)`)
 	// ignoredRecipe is a Makefile recipe line whose failure make ignores.
 	ignoredRecipe = regexp.MustCompile("^\t+-")
+	// skipVariable is an environment variable set to skip, exclude or
+	// switch off something (SKIP_DISTRIBUTED=1, RUN_SLOW_TESTS: false).
+	skipVariable = hinted{regexp.MustCompile(`\b((SKIP|EXCLUDE|DISABLE|NO)_[A-Z0-9_]+|[A-Z0-9_]+_(SKIP|SKIPPED|DISABLED|OFF))["']?\s*[:=]\s*["']?(1|true|yes|on)\b|\b(RUN|INCLUDE|ENABLE|WITH)_[A-Z0-9_]+["']?\s*[:=]\s*["']?(0|false|no|off)\b`), []string{"SKIP", "EXCLUDE", "DISABLE", "NO_", "_OFF", "RUN_", "INCLUDE_", "ENABLE_", "WITH_"}}
 	// jobOff is a workflow job or step switched off.
 	jobOff = hinted{regexp.MustCompile(`^\s*(-\s+)?if:\s*(false|\$\{\{\s*false\s*\}\})\s*$`), []string{"if:"}}
 	// shellSleep waits a fixed time in a script, not in a loop that polls
@@ -63,6 +66,8 @@ func ciFailure(path, line string) (rule, why string) {
 		return "test-timeout-raised", "every test is given more time from the command line: a longer wait, not a fix"
 	case tests && fixedSeed.MatchString(line):
 		return "seed-fixed", seedFixedWhy
+	case skipVariable.MatchString(line) && !strings.Contains(line, "NO_COLOR"):
+		return "test-skipped", "CI now sets a variable that skips or switches off what it names: where the tests run, that part no longer does"
 	case workflow && jobOff.MatchString(line):
 		return "test-skipped", "a job or step of the CI is switched off: what it ran no longer runs"
 	case workflow && retryAction.MatchString(line):
@@ -78,7 +83,7 @@ func ciForgives(c change) []Finding {
 	if !configFile(c.path) {
 		return nil
 	}
-	var out []Finding
+	out := testRunsDropped(c)
 	looped := shellLoops(c)
 	for _, l := range c.added() {
 		if shellSleep.MatchString(l.Text) && !shellLoop.MatchString(l.Text) && !looped[l.New] && !c.removedSame(l) && !strings.HasPrefix(strings.TrimSpace(l.Text), "#") {
@@ -112,10 +117,32 @@ func ciForgives(c change) []Finding {
 				out = append(out, c.finding("seed-fixed", Concern, l, seedFixedWhy))
 			} else if m := onlyRun.FindStringSubmatch(l.Text); m != nil && ranAll[squashSpace(onlyRun.ReplaceAllString(l.Text, ""))] && !c.stillRuns(squashSpace(onlyRun.ReplaceAllString(l.Text, ""))) {
 				out = append(out, c.finding("tag-excluded", Concern, l, "only the tests tagged "+m[1]+" run here now: the others, the flaky one among them, no longer do"))
+			} else if all := squashSpace(testPaths.ReplaceAllString(l.Text, "")); testCommand.MatchString(l.Text) && testPaths.MatchString(l.Text) && ranAll[all] && !c.stillRuns(all) {
+				out = append(out, c.finding("test-skipped", Concern, l, "the tests here now run only the paths named: the ones left out, the flaky one among them, no longer run"))
 			}
 		}
 	}
 	return out
+}
+
+// testRunsDropped: a CI file that runs the tests fewer times than it did
+// (a step or job that ran mix test removed), where the diff runs them
+// nowhere else: what that run covered (an OTP version, a tag included)
+// no longer runs.
+func testRunsDropped(c change) []Finding {
+	if testCommand.MatchString(c.diff.added) {
+		return nil // run elsewhere, or rewritten: the other rules read it
+	}
+	var gone []Line
+	for _, l := range c.removed() {
+		if t := strings.TrimSpace(l.Text); testCommand.MatchString(l.Text) && !strings.HasPrefix(t, "#") {
+			gone = append(gone, l)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return []Finding{c.finding("test-skipped", Concern, gone[0], "the CI no longer runs this test command, and the diff runs it nowhere else: the tests it ran no longer run there")}
 }
 
 // ciNumber is a CI setting that counts tries or bounds a wait
@@ -184,6 +211,10 @@ func (c change) stillRuns(command string) bool {
 	}
 	return false
 }
+
+// testPaths are the paths a test command is narrowed to (test/unit,
+// apps/core/test, a _test.exs file).
+var testPaths = regexp.MustCompile(`\s(?:\./)?(?:(?:test|apps)/[\w./*-]*|[\w./-]+_test\.exs(?::\d+)?)`)
 
 // onlyRun narrows a test command to the tests of one tag.
 var onlyRun = hinted{regexp.MustCompile(`--only[= ]+:?(\w+)`), []string{"--only"}}

@@ -17,6 +17,11 @@ type sides struct{ base, head string }
 // diff is each file's one hunk between its common start and end.
 func checkWhole(t *testing.T, files map[string]sides) Review {
 	t.Helper()
+	return checkWholeFor(t, JobFlaky, files)
+}
+
+func checkWholeFor(t *testing.T, job Job, files map[string]sides) Review {
+	t.Helper()
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
@@ -33,7 +38,7 @@ func checkWhole(t *testing.T, files map[string]sides) Review {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return CheckFiles(d, JobFlaky, base, head)
+	return CheckFiles(d, job, base, head)
 }
 
 func TestCIShapesOutsideGitHubActions(t *testing.T) {
@@ -50,6 +55,13 @@ func TestCIShapesOutsideGitHubActions(t *testing.T) {
 		{"a fixed sleep in a compose service's folded command", map[string]sides{"docker-compose.test.yml": {compose, strings.Replace(compose, "sh -c \"mix ecto.create &&", "sh -c \"sleep 15 &&\n             mix ecto.create &&", 1)}}, "sleep-added"},
 		{"a fixed sleep in an Earthfile's test step", map[string]sides{"Earthfile": {earthfile, strings.Replace(earthfile, "RUN mix ecto.create && \\", "RUN sleep 10 && \\\n        mix ecto.create && \\", 1)}}, "sleep-added"},
 		{"a browser wait raised through a CI variable", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "  script:", "  variables:\n    WALLABY_MAX_WAIT_TIME: \"15000\"\n  script:", 1)}}, "receive-timeout-raised"},
+		{"a variable set in CI that skips", map[string]sides{".travis.yml": {travis, strings.Replace(travis, "\nscript:", "\nenv:\n  - SKIP_DISTRIBUTED=true\n\nscript:", 1)}}, "test-skipped"},
+		{"a variable set in CI that switches a run off", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "  script:", "  variables:\n    RUN_SLOW_TESTS: \"false\"\n  script:", 1)}}, "test-skipped"},
+		{"the test run narrowed to some paths", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "    - mix test\n", "    - mix test test/unit test/web\n", 1)}}, "test-skipped"},
+		{"a second job for a path beside the full run", map[string]sides{".gitlab-ci.yml": {gitlab, gitlab + "\nslow:\n  script:\n    - mix test test/slow\n"}}, ""},
+		{"a job that ran the tests removed", map[string]sides{".gitlab-ci.yml": {gitlab + "\nintegration:\n  script:\n    - mix test --include integration\n", gitlab}}, "test-skipped"},
+		{"a test job rewritten", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "    - mix test\n", "    - mix test --cover\n", 1)}}, ""},
+		{"colours switched off in CI", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "  script:", "  variables:\n    NO_COLOR: \"1\"\n  script:", 1)}}, ""},
 		{"a readiness loop in a Makefile", map[string]sides{"Makefile": {makefile, polled}}, ""},
 	})
 }
@@ -113,5 +125,27 @@ func TestRestructuredChecksAreKept(t *testing.T) {
 	}
 	if r := CheckFiles(d, JobFlaky, map[string]string{"test/exit_test.exs": polled}, map[string]string{"test/exit_test.exs": monitored}); r.Verdict == VerdictConcern {
 		t.Errorf("a poll replaced by a monitor's message: called a concern: %+v", r.Findings)
+	}
+}
+
+// A route moved between scopes keeps its guard only where the new scope
+// pipes it through as much.
+func TestARouteMovedOutOfItsGuardedScope(t *testing.T) {
+	router := "defmodule AppWeb.Router do\n  use AppWeb, :router\n\n  pipeline :browser do\n    plug :fetch_session\n  end\n\n  pipeline :admin do\n    plug AppWeb.RequireAdmin\n  end\n\n  scope \"/\", AppWeb do\n    pipe_through :browser\n\n    get \"/\", PageController, :index\n  end\n\n  scope \"/admin\", AppWeb do\n    pipe_through [:browser, :admin]\n\n    get \"/reports\", ReportController, :index\n    delete \"/users/:id\", UserController, :delete\n  end\nend\n"
+	route := "    delete \"/users/:id\", UserController, :delete\n"
+	without := strings.Replace(router, route, "", 1)
+	public := strings.Replace(without, "    get \"/\", PageController, :index\n", "    get \"/\", PageController, :index\n"+route, 1)
+	guarded := strings.Replace(without, "  end\nend\n", "  end\n\n  scope \"/manage\", AppWeb do\n    pipe_through [:browser, :admin]\n\n"+route+"  end\nend\n", 1)
+	for name, c := range map[string]struct {
+		head    string
+		concern bool
+	}{
+		"moved into the public scope":      {public, true},
+		"moved into another guarded scope": {guarded, false},
+	} {
+		r := checkWholeFor(t, JobAlert, map[string]sides{"lib/app_web/router.ex": {router, c.head}})
+		if got := hasConcern(r, "pipeline-changed"); got != c.concern {
+			t.Errorf("%s: concern %v, want %v: %+v", name, got, c.concern, r.Findings)
+		}
 	}
 }
