@@ -149,7 +149,7 @@ func quote(l Line) string {
 	return string(l.Kind) + " " + t
 }
 
-var attrDef = regexp.MustCompile(`^\s*@([a-z_][a-zA-Z0-9_]*)\s+(.+?)\s*$`)
+var attrDef = regexp.MustCompile(`^\s*@([a-z_][a-zA-Z0-9_]*)\s+((?:[^-|\s]|-[^>]|\|[^>]).*?)\s*$`) // not @x -> (a clause) nor @x |> f()
 
 // code is a line without its comment and with string contents blanked,
 // so that rules match code, not prose about it (string contents become
@@ -293,6 +293,9 @@ func (c change) millisDepth(e string, depth int) (int64, bool) {
 		}
 		return c.millisDepth(v, depth+1)
 	}
+	if m := settingDefault.FindStringSubmatch(e); m != nil {
+		return c.millisDepth(m[1], depth+1) // the value where nothing is set
+	}
 	if m := timerFn.FindStringSubmatch(e); m != nil {
 		n, ok := c.millisDepth(m[2], depth+1)
 		unit := map[string]int64{"seconds": 1000, "minutes": 60_000, "hours": 3_600_000}[m[1]]
@@ -311,6 +314,10 @@ func (c change) millisDepth(e string, depth int) (int64, bool) {
 	}
 	return 0, false
 }
+
+// settingDefault is a setting read with a default, which is the value
+// where nothing sets it: Application.compile_env(:app, key, 30_000).
+var settingDefault = regexp.MustCompile(`^(?:Application\.(?:compile_env|get_env)|Keyword\.get|Map\.get)\(.*,\s*([^,()]+)\)$`)
 
 // ms prints a timeout for a reviewer.
 func ms(n int64) string {

@@ -18,9 +18,24 @@ func deletedAssertions(c change) []Finding {
 	}
 	var gone []Line
 	added := 0
-	for _, l := range c.removed() {
-		if checksSomething(l.code) && !c.movedTo(l.Text) {
-			gone = append(gone, l)
+	foldedIn := map[string]int{} // removed checks folded into a pattern, by test
+	for _, b := range c.blocks {
+		var blockChecks []string
+		for _, l := range b.added {
+			if checksSomething(l.code) && len(blockChecks) <= maxPinned {
+				blockChecks = append(blockChecks, squashSpace(withStrings(l.Text)))
+			}
+		}
+		for i, l := range b.removed {
+			switch {
+			case !checksSomething(l.code) || c.movedTo(l.Text):
+			case len(blockChecks) <= maxPinned && (folded(l, blockChecks) || pinnedInstead(l, b.removed[max(0, i-3):i], blockChecks)):
+				if t := c.before.testAt(l.Old); t != nil {
+					foldedIn[t.name]++
+				}
+			default:
+				gone = append(gone, l)
+			}
 		}
 	}
 	for _, l := range c.added() {
@@ -39,7 +54,7 @@ func deletedAssertions(c change) []Finding {
 			readded[squashSpace(l.code)] = true
 		}
 		for _, l := range gone {
-			if t := c.before.testAt(l.Old); t != nil && c.after.holds(*t) && !readded[squashSpace(l.code)] && !c.testKeeps(l, assertionCall) {
+			if t := c.before.testAt(l.Old); t != nil && c.after.holds(*t) && !readded[squashSpace(l.code)] && !c.testKeepsFolded(l, assertionCall, foldedIn[t.name]) {
 				return []Finding{c.finding("assertion-deleted", Concern, l, fmt.Sprintf("the test %q makes fewer assertions than before: it checks less", t.name))}
 			}
 		}
@@ -59,7 +74,7 @@ func deletedAssertions(c change) []Finding {
 // then a match or a regex, then a comparison or a type check, then mere
 // truthiness.
 func strength(line string) (score, wildcards int) {
-	s := line
+	s := topLevel(line)
 	switch {
 	case nonEmpty.MatchString(s):
 		score = 1 // anything at all passes, as with a truthy assert
@@ -67,6 +82,8 @@ func strength(line string) (score, wildcards int) {
 		score = 2 // either of two outcomes passes
 	case sizeOnly.MatchString(s):
 		score = 2 // a count or a size, not the values
+	case equalCall.MatchString(s):
+		score = 4 // an equality by the type's own rule (Decimal.equal?/2)
 	case ordered.MatchString(s):
 		score = 2 // an order (DateTime.compare(a, b) == :gt), not the value
 	case strings.Contains(s, "==="), strings.Contains(s, "=="):
@@ -108,6 +125,8 @@ var (
 	sizeOnly    = regexp.MustCompile(`\b(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size|Enum\.empty\?)\([^=]*\)\s*===?|===?\s*(length|Enum\.count|map_size|tuple_size|byte_size|MapSet\.size)\(`)
 	looseAssert = regexp.MustCompile(`!=|>=|<=|[^-=]>|<[^-=>]|\bis_\w+\(|\blength\(|\bnot\b|\bin\b`)
 	wildcard    = regexp.MustCompile(`(^|[^\w])_(\w*)`)
+	// equalCall is a type's own equality (Decimal.equal?(a, b)).
+	equalCall = regexp.MustCompile(`\b[A-Z][\w.]*\.(equal|eq|equivalent)\?\(`)
 	// ordered is a compare function's answer checked: an order between
 	// two values, not what either is.
 	ordered     = regexp.MustCompile(`\.compare\(.*(===?|!=|\bin)\s*\[?\s*:(gt|lt|eq)\b`)
@@ -174,8 +193,8 @@ func weakenedAssertions(c change) []Finding {
 				if len(n.words) == 1 {
 					sim = 1 // the same macro with nothing left to check: assert_email_sent()
 				}
-				if sim >= bestScore {
-					best, bestScore = i, sim
+				if sim > bestScore || sim == bestScore && best < 0 {
+					best, bestScore = i, sim // the first of equals: replaced in order
 				}
 			}
 			if best < 0 {
@@ -200,7 +219,7 @@ func weakenedAssertions(c change) []Finding {
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a wildcard took a value's place"))
 			case s1 == s0 && keysDropped(w.line.code, n.line.code):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion names fewer of what it checks than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): what it left out now passes whatever it is"))
-			case s1 <= s0 && pinnedMatch.MatchString(w.line.code) && !strings.Contains(n.line.code, "^"):
+			case s1 <= s0 && pinnedMatch.MatchString(topLevel(w.line.code)) && !strings.Contains(n.line.code, "^"):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a pinned value gave way to a pattern"))
 			}
 		}

@@ -28,6 +28,8 @@ var (
 	testTimeout = regexp.MustCompile(`\bmix\s+test\b.*--timeout[= ]+([0-9][0-9_]*)`)
 	// ignoredRecipe is a Makefile recipe line whose failure make ignores.
 	ignoredRecipe = regexp.MustCompile("^\t+-")
+	// travisWait runs a command with a longer limit on silence.
+	travisWait = regexp.MustCompile(`\btravis_wait\s+[0-9]+\s`)
 	// skipVariable is an environment variable set to skip, exclude or
 	// switch off something (SKIP_DISTRIBUTED=1, RUN_SLOW_TESTS: false).
 	skipVariable = hinted{regexp.MustCompile(`\b((SKIP|EXCLUDE|DISABLE|NO)_[A-Z0-9_]+|[A-Z0-9_]+_(SKIP|SKIPPED|DISABLED|OFF))["']?\s*[:=]\s*["']?(1|true|yes|on)\b|\b(RUN|INCLUDE|ENABLE|WITH)_[A-Z0-9_]+["']?\s*[:=]\s*["']?(0|false|no|off)\b`), []string{"SKIP", "EXCLUDE", "DISABLE", "NO_", "_OFF", "RUN_", "INCLUDE_", "ENABLE_", "WITH_"}}
@@ -62,6 +64,8 @@ func ciFailure(path, line string) (rule, why string) {
 		return "failure-ignored", "make ignores this recipe line's failure: the flaky test can fail unseen"
 	case yamlFile(path) && !strings.Contains(path, "compose") && continueOnError.MatchString(line):
 		return "failure-ignored", "the CI passes when this fails: a failing test run no longer fails the CI"
+	case tests && travisWait.MatchString(line):
+		return "test-timeout-raised", "Travis waits longer for output before it fails the run: a test that hangs now has more time, not a fix"
 	case tests && testTimeout.MatchString(line):
 		return "test-timeout-raised", "every test is given more time from the command line: a longer wait, not a fix"
 	case tests && fixedSeed.MatchString(line):

@@ -149,3 +149,49 @@ func TestARouteMovedOutOfItsGuardedScope(t *testing.T) {
 		}
 	}
 }
+
+// A check rewritten into another that says as much: a value folded into
+// the pattern that bound it, Phoenix's response helpers, a type's own
+// equality, a setup's fixture no longer made with a bang call.
+func TestChecksRewrittenToSayAsMuch(t *testing.T) {
+	mod := func(body string) string {
+		return "defmodule RunnerTest do\n  use ExUnit.Case, async: true\n\n" + body + "end\n"
+	}
+	test := func(lines ...string) string {
+		return "  test \"runs\" do\n    job_id = Runner.start()\n" + strings.Join(lines, "\n") + "\n  end\n"
+	}
+	runWholeCases(t, []wholeCase{
+		{"the values checked after a receive pinned in its pattern", map[string]sides{"test/runner_test.exs": {
+			mod(test("    assert_receive {:done, id, result}, 1_000", "    assert id == job_id", "    assert result == {:ok, 42}")),
+			mod(test("    assert_receive {:done, ^job_id, {:ok, 42}}, 1_000"))}}, ""},
+		{"a bound value's range made the literal it must be", map[string]sides{"test/runner_test.exs": {
+			mod(test("    assert {:error, :throttled, retry_after} = Runner.hit(job_id)", "    assert retry_after in 1..1_000")),
+			mod(test("    assert {:error, :throttled, 500} = Runner.hit(job_id)"))}}, ""},
+		{"rows read in order, their fields matched in one pattern", map[string]sides{"test/runner_test.exs": {
+			mod(test("    assert [first, second] = Repo.all(from r in Reply, where: r.job_id == ^job_id)", "    assert first.body == \"Umbrella, always.\"", "    assert second.body == \"Poncho.\"")),
+			mod(test("    replies = Repo.all(from r in Reply, where: r.job_id == ^job_id, order_by: r.id)", "    assert [%Reply{body: \"Umbrella, always.\"}, %Reply{body: \"Poncho.\"}] = replies"))}}, ""},
+		{"a status and a body read through json_response", map[string]sides{"test/runner_test.exs": {
+			mod(test("    conn = get(build_conn(), \"/jobs/1\")", "    assert conn.status == 200", "    assert conn.resp_body == ~s({\"id\":1})")),
+			mod(test("    conn = get(build_conn(), \"/jobs/1\")", "    assert json_response(conn, 200) == %{\"id\" => job_id}"))}}, ""},
+		{"decimals compared by their own equality", map[string]sides{"test/runner_test.exs": {
+			mod(test("    assert Runner.total(job_id) == Decimal.new(\"10.50\")")),
+			mod(test("    assert Decimal.equal?(Runner.total(job_id), \"10.50\")"))}}, ""},
+		{"a setup's directory given by tmp_dir", map[string]sides{"test/runner_test.exs": {
+			mod("  setup do\n    File.mkdir_p!(\"tmp/out\")\n    :ok\n  end\n\n  test \"writes\" do\n    path = Path.join(\"tmp/out\", \"a.csv\")\n    Runner.write(path)\n    assert File.read!(path) == \"a\"\n  end\n"),
+			mod("  @moduletag :tmp_dir\n\n  test \"writes\", %{tmp_dir: dir} do\n    path = Path.join(dir, \"a.csv\")\n    Runner.write(path)\n    assert \"a\" == File.read!(path)\n  end\n")}}, ""},
+		{"the same two checks given an argument", map[string]sides{"test/runner_test.exs": {
+			mod(test("    assert {:ok, names} = Cache.names()", "    assert {:ok, ^names} = Cache.names()")),
+			mod(test("    assert {:ok, names} = Cache.names(job_id)", "    assert {:ok, ^names} = Cache.names(job_id)"))}}, ""},
+	})
+}
+
+// Waits raised where the tests run or in the code under test.
+func TestWaitsRaisedElsewhere(t *testing.T) {
+	travis := "language: elixir\nscript:\n  - mix test\n"
+	renderer := "defmodule Ink.Renderer do\n  def render(port, md) do\n    send(port, {self(), {:command, md}})\n\n    receive do\n      {^port, {:data, html}} -> {:ok, html}\n    after\n      5_000 ->\n        {:error, :timeout}\n    end\n  end\nend\n"
+	runWholeCases(t, []wholeCase{
+		{"travis_wait on the suite", map[string]sides{".travis.yml": {travis, strings.Replace(travis, "- mix test", "- travis_wait 30 mix test", 1)}}, "test-timeout-raised"},
+		{"a receive's after raised through a compile_env attribute", map[string]sides{"lib/ink/renderer.ex": {renderer,
+			strings.Replace(strings.Replace(renderer, "      5_000 ->", "      @reply_timeout ->", 1), "  def render", "  @reply_timeout Application.compile_env(:ink, :reply_timeout, 30_000)\n\n  def render", 1)}}, "receive-timeout-raised"},
+	})
+}
