@@ -105,6 +105,7 @@ var (
 	// timerKey names an option that sets how long a process waits, or how
 	// fast a budget refills.
 	timerKey = regexp.MustCompile(`(?i)(^|_)(ms|millis|msec|timeout|interval|debounce|delay|ttl|expir\w*|margin|seconds|secs|refill\w*|shutdown\w*|after|backoff|throttle\w*|rate|period|window|age|every|duration|lifetime|heartbeat|wait)($|_)|^queue_target$`)
+	keyIf    = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*if\(?\s*[^,]+,\s*(do:\s*[0-9][0-9_]*\s*,\s*else:\s*[0-9][0-9_]*)`)
 	keyInt   = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\)|:infinity)`)
 	// appEnvInt is an application setting given by position:
 	// config :app, :key, 50 or Application.put_env(:app, :key, 50).
@@ -192,6 +193,12 @@ func (c change) timerValues(l Line) map[string]int64 {
 	var found [][]string
 	if keyValued(l.code) {
 		found = keyInt.FindAllStringSubmatch(l.code, -1)
+	}
+	// key: if(ci?, do: 60_000, else: 15_000) waits up to its larger value.
+	for _, m := range keyIf.FindAllStringSubmatch(l.code, strings.Count(l.code, "if")) {
+		if v, ok := largestLiteral(m[2]); ok && timerKey.MatchString(m[1]) {
+			found = append(found, []string{m[0], m[1], strconv.FormatInt(v, 10)})
+		}
 	}
 	for _, m := range append(found, appEnvInt.FindAllStringSubmatch(l.code, -1)...) {
 		if !timerKey.MatchString(m[1]) || strings.HasSuffix(m[1], "receive_timeout") {

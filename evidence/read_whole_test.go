@@ -190,6 +190,7 @@ func TestWaitsRaisedElsewhere(t *testing.T) {
 	travis := "language: elixir\nscript:\n  - mix test\n"
 	renderer := "defmodule Ink.Renderer do\n  def render(port, md) do\n    send(port, {self(), {:command, md}})\n\n    receive do\n      {^port, {:data, html}} -> {:ok, html}\n    after\n      5_000 ->\n        {:error, :timeout}\n    end\n  end\nend\n"
 	runWholeCases(t, []wholeCase{
+		{"a repo timeout raised only in CI", map[string]sides{"config/test.exs": {"import Config\n\nconfig :app, App.Repo,\n  pool_size: 10\n", "import Config\n\nci? = System.get_env(\"CI\") == \"true\"\n\nconfig :app, App.Repo,\n  pool_size: 10,\n  timeout: if(ci?, do: 60_000, else: 15_000)\n"}}, "timer-stretched"},
 		{"travis_wait on the suite", map[string]sides{".travis.yml": {travis, strings.Replace(travis, "- mix test", "- travis_wait 30 mix test", 1)}}, "test-timeout-raised"},
 		{"a receive's after raised through a compile_env attribute", map[string]sides{"lib/ink/renderer.ex": {renderer,
 			strings.Replace(strings.Replace(renderer, "      5_000 ->", "      @reply_timeout ->", 1), "  def render", "  @reply_timeout Application.compile_env(:ink, :reply_timeout, 30_000)\n\n  def render", 1)}}, "receive-timeout-raised"},
