@@ -124,6 +124,9 @@ func TestWhatAModuleMadeToRunAloneShares(t *testing.T) {
 		concern          bool
 	}{
 		{"files written under each test's tmp_dir", alone, module("  @moduletag :tmp_dir\n\n  test \"parses\", %{tmp_dir: dir} do\n    path = Path.join(dir, \"a.csv\")\n    File.write!(path, \"a,b\")\n    assert {:ok, _} = CSV.read(path)\n  end\n"), true},
+		{"a struct's name field, no process started", alone, module("  test \"acts\" do\n    state = %State{\n      name: :elem,\n      playback: :playing\n    }\n    assert {:ok, _} = Handler.handle(:demand, state)\n  end\n"), true},
+		{"a process started under a fixed name", alone, module("  test \"serves\" do\n    start_supervised!(\n      {Cache,\n       name: Cache})\n    assert Cache.get(:a) == nil\n  end\n"), false},
+		{"tests run inside a fixture project's directory", alone, module("  test \"reads the project\" do\n    File.cd!(\"fixtures/app\", fn ->\n      assert Project.name() == :app\n    end)\n  end\n"), false},
 		{"a flag store the tests restore on exit", alone, module("  setup do\n    previous = Flags.all()\n    on_exit(fn -> Flags.load(previous) end)\n  end\n\n  test \"on\" do\n    Flags.enable(:x)\n    assert Flags.on?(:x)\n  end\n"), false},
 		{"the case template made to share its sandbox in the same diff",
 			alone + hunkOf("test/support/subscription_case.ex", "-    :ok = Ecto.Adapters.SQL.Sandbox.checkout(A.Repo)", "+    pid = Ecto.Adapters.SQL.Sandbox.start_owner!(A.Repo, shared: not tags[:async])"),

@@ -51,6 +51,7 @@ var (
 		{regexp.MustCompile(`\b(put|set)_(test_|app_|application_|global_)?env\(`), "configuration written by a helper", "env(", false},
 		{regexp.MustCompile(`\bApplication\.(load|unload|start|stop|ensure_all_started)\(`), "the code path and loaded applications", "Application.", false},
 		{regexp.MustCompile(`\bwith_mocks?\b|^\s*import\s+Mock\b|:meck\.(new|expect)\(`), "a module mocked for the whole VM (Mock, :meck)", "m", false},
+		{regexp.MustCompile(`\bFile\.cd!?\(|\bMix\.Project\.(in_project|push|pop)\(|\bin_fixture\(`), "the working directory and the Mix project", ".", false},
 		{regexp.MustCompile(`\bFunWithFlags\.(enable|disable|clear)\(`), "feature flags shared by every test", "FunWithFlags.", false},
 		{regexp.MustCompile(`\b(Cachex|ConCache)\.\w+[!?]?\(\s*(:\w+|@\w+|[A-Z][\w.]*)`), "a named cache", "Cache", false},
 	}
@@ -257,12 +258,12 @@ func touches(lines []Line) []string {
 	perTestDirs := slices.ContainsFunc(lines, func(l Line) bool { return tmpDirTag.MatchString(l.code) })
 	var what []string
 	for _, g := range globalState {
-		for _, l := range lines {
+		for i, l := range lines {
 			text := l.code
 			if g.inText {
 				text = l.Text
 			}
-			if strings.Contains(text, g.hint) && g.pattern.MatchString(text) && !slices.Contains(what, g.what) && !(perTestDirs && g.what == "the file system") {
+			if strings.Contains(text, g.hint) && g.pattern.MatchString(text) && !slices.Contains(what, g.what) && !(perTestDirs && g.what == "the file system") && (g.hint != "name:" || startsNear(lines, i)) {
 				what = append(what, g.what)
 				break
 			}
@@ -270,3 +271,17 @@ func touches(lines []Line) []string {
 	}
 	return what
 }
+
+// startsNear reports whether line i, or one of the three before it,
+// starts a process: a name: there names it, where elsewhere it is a
+// struct's field (%State{name: :elem}).
+func startsNear(lines []Line, i int) bool {
+	for j := max(0, i-3); j <= i; j++ {
+		if processStart.MatchString(lines[j].code) {
+			return true
+		}
+	}
+	return false
+}
+
+var processStart = regexp.MustCompile(`\b(start_link|start_supervised!?|start_child|start|child_spec)\b|\{\s*[A-Z][\w.]*\s*,`)

@@ -26,9 +26,50 @@ func deltaSlack(c change) []Finding {
 		return 0, false
 	}
 	// Only a delta that replaces one is compared.
-	return longerWaits(c, delta, math.Inf(1), func(l Line, old, now float64) Finding {
+	out := longerWaits(c, delta, math.Inf(1), func(l Line, old, now float64) Finding {
 		return c.finding("bound-loosened", Concern, l, fmt.Sprintf("the tolerance grew from %s to %s: the check accepts more, the flake is hidden", fmtNumber(old), fmtNumber(now)))
 	})
+	// A delta written as a share of a value (expected * 0.1) is compared
+	// with one of the same value by its share.
+	for _, b := range c.blocks {
+		was := map[string]float64{}
+		for _, l := range b.removed {
+			if base, k, ok := deltaShare(l.code); ok {
+				was[base] = max(was[base], k)
+			}
+		}
+		for _, l := range b.added {
+			if base, k, ok := deltaShare(l.code); ok && was[base] > 0 && k > was[base] {
+				out = append(out, c.finding("bound-loosened", Concern, l, fmt.Sprintf("the tolerance grew from %s to %s of %s: the check accepts more, the flake is hidden", fmtNumber(was[base]), fmtNumber(k), base)))
+			}
+		}
+	}
+	return out
+}
+
+// valueName is a variable, a field or an attribute: expected, opts.base.
+var valueName = regexp.MustCompile(`^[a-z_@][\w.@]*$`)
+
+// deltaShare reads an assert_in_delta's delta as a share of a value:
+// expected * 0.1 is 0.1 of expected, expected alone all of it.
+func deltaShare(line string) (base string, k float64, ok bool) {
+	args, found := callArgs(line, "assert_in_delta")
+	if !found || len(args) < 3 {
+		return "", 0, false
+	}
+	a, b, product := strings.Cut(args[2], "*")
+	if !product {
+		a, b = args[2], "1"
+	}
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if f, err := strconv.ParseFloat(a, 64); err == nil {
+		a, b = b, fmtNumber(f)
+	}
+	k, err := strconv.ParseFloat(b, 64)
+	if err != nil || !valueName.MatchString(a) {
+		return "", 0, false
+	}
+	return a, k, true
 }
 
 // number reads a literal, integer or float, or a timeout expression.
