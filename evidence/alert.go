@@ -10,10 +10,10 @@ import (
 // alertRules are what a fix of a production alert must not do: make the
 // error go away by letting more through (authorization, ownership,
 // billing), change what existing callers get, or drop the tests.
-var alertRules = []rule{plugsRemoved, pipelinesChanged, routesUnguarded, authorizationModules, checksRemoved, defaultsChanged, deletedTests, deletedAssertions, rolesGranted, privilegedBypasses, authorizationRescued}
+var alertRules = []rule{plugsRemoved, pipelinesChanged, routesUnguarded, gateClausesAdded, authorizationModules, checksRemoved, defaultsChanged, deletedTests, deletedAssertions, rolesGranted, privilegedBypasses, authorizationRescued}
 
 var (
-	plugLine = regexp.MustCompile(`^\s*plug\s+(:?[A-Za-z_][\w.]*[?!]?)(.*)$`)
+	plugLine = regexp.MustCompile(`^\s*plug(?:\s+|\s*\(\s*)(:?[A-Za-z_][\w.]*[?!]?)(.*)$`)
 	pipeLine = regexp.MustCompile(`^\s*(pipe_through|on_mount|live_session)\b(.*)$`)
 	// webFile is where requests are let in: routers, controllers, plugs,
 	// LiveViews and the endpoint.

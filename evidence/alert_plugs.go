@@ -199,7 +199,7 @@ func orNone(s string) string {
 
 var (
 	pipelineOpen = regexp.MustCompile(`^(\s*)pipeline\s+:(\w+)\s+do\b`)
-	plugName     = regexp.MustCompile(`^\s*plug\s+(:?[A-Za-z_][\w.]*[?!]?)`)
+	plugName     = regexp.MustCompile(`^\s*plug(?:\s+|\s*\(\s*)(:?[A-Za-z_][\w.]*[?!]?)`)
 )
 
 // pipelineDefs are the plugs of each pipeline a router defines, as either

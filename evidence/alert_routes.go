@@ -58,10 +58,17 @@ func routeGuards(text string, defs pipelineDefs) map[int][]string {
 	return out
 }
 
-// routeKey is a route as written, its scope aside.
+// routeKey is a route by its verb and what it routes to (controller,
+// action, options): its path changes with the scope it moves to.
 func routeKey(line string) string {
-	return squashSpace(strings.TrimSuffix(strings.TrimSpace(code(line)), " do"))
+	key := squashSpace(strings.TrimSuffix(strings.TrimSpace(withStrings(line)), " do"))
+	if m := routePath.FindStringSubmatch(key); m != nil {
+		return m[1] + " " + m[2]
+	}
+	return key
 }
+
+var routePath = regexp.MustCompile(`^(\w+)\s*\(?\s*"[^"]*"\s*,\s*(.*)$`)
 
 // routesUnguarded: in a router read whole on both sides, a route added
 // (moved, or rewritten the same) where fewer plugs guard it than guarded

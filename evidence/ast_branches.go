@@ -28,7 +28,7 @@ func (w *walker) branches(n *sitter.Node) (alts [][]string, ok bool) {
 	if args == nil || args.NamedChildCount() != 1 || block == nil {
 		return nil, false
 	}
-	subject := squashSpace(w.text(args.NamedChild(0)))
+	subject := accessed(squashSpace(w.text(args.NamedChild(0))))
 	if name == "if" {
 		// The do part's value is its last expression.
 		var then, otherwise *sitter.Node
@@ -118,7 +118,7 @@ func (w *walker) bodyRequirement(block *sitter.Node) [][]string {
 		case "else_block", "rescue_block", "catch_block", "after_block":
 			return [][]string{{squashSpace(w.text(block))}}
 		default:
-			if last != nil {
+			if last != nil && !binding.MatchString(w.text(last)) {
 				earlier = append(earlier, squashSpace(w.text(last)))
 			}
 			last = c
@@ -129,6 +129,10 @@ func (w *walker) bodyRequirement(block *sitter.Node) [][]string {
 	}
 	return prefixed(earlier, w.requirement(last))
 }
+
+// binding is a statement that only names a value (user = get(id)): it
+// cannot fail, so it is no condition of what follows.
+var binding = regexp.MustCompile(`^\s*[a-z_]\w*\s*=[^=~]`)
 
 // maxAlternatives bounds the alternatives a condition is read as: k
 // terms of (a || b) joined by && are 2^k of them.

@@ -113,7 +113,7 @@ func (w *walker) requirement(n *sitter.Node) [][]string {
 		}
 		return w.bodyRequirement(n)
 	}
-	text := squashSpace(w.text(n))
+	text := accessed(squashSpace(w.text(n)))
 	switch {
 	case text == "true" || text == ":ok" || strings.HasPrefix(text, "{:ok") || strings.HasPrefix(text, "{:cont"):
 		return [][]string{{}}
@@ -124,6 +124,12 @@ func (w *walker) requirement(n *sitter.Node) [][]string {
 }
 
 func squashSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// keyAccess is a map's key read by brackets: assigns[:current_user]
+// asks what assigns.current_user asks.
+var keyAccess = regexp.MustCompile(`\[:(\w+)\]`)
+
+func accessed(cond string) string { return keyAccess.ReplaceAllString(cond, ".$1") }
 
 // stricter reports whether what now requires admits no one that was
 // required before: each of its alternatives holds every condition of
@@ -255,14 +261,15 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 		for _, n := range now {
 			match := -1
 			for i, w := range was {
-				if w.head == n.head {
+				if w.head == n.head || guardAdded(w.head, n.head) {
 					match = i
 				}
 			}
 			switch {
 			case match >= 0 && !c.clauseStricter(was[match], n):
 				out = append(out, c.finding("authorization-changed", Concern, l, "a clause of `"+k.name+"` may now admit someone it refused before"))
-			case match < 0 && admitsAnyone(n.requires):
+			case match < 0 && len(was) > 0 && admitsAnyone(n.requires):
+				// A function the change adds is judged where it is called.
 				out = append(out, c.finding("authorization-changed", Concern, l, "a new clause of `"+k.name+"` admits everyone it matches"))
 			}
 		}
@@ -272,7 +279,7 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 		for _, w := range was {
 			kept := false
 			for _, n := range now {
-				kept = kept || n.head == w.head
+				kept = kept || n.head == w.head || guardAdded(w.head, n.head) && c.clauseStricter(w, n)
 			}
 			if !kept && len(w.requires) > 0 && !admitsAnyone(w.requires) {
 				out = append(out, c.finding("authorization-changed", Concern, l, "a clause of `"+k.name+"` that required something was removed"))
@@ -280,6 +287,13 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 		}
 	}
 	return out, true
+}
+
+// guardAdded reports whether a clause's head is an old one given a
+// `when` guard it did not have: it matches fewer.
+func guardAdded(was, now string) bool {
+	head, _, guarded := strings.Cut(now, " when ")
+	return guarded && !strings.Contains(was, " when ") && head == was
 }
 
 // admitsAnyone reports whether a requirement has an alternative with no

@@ -91,8 +91,13 @@ type wholeCase struct {
 
 func runWholeCases(t *testing.T, cases []wholeCase) {
 	t.Helper()
+	runWholeCasesFor(t, JobFlaky, cases)
+}
+
+func runWholeCasesFor(t *testing.T, job Job, cases []wholeCase) {
+	t.Helper()
 	for _, c := range cases {
-		r := checkWhole(t, c.files)
+		r := checkWholeFor(t, job, c.files)
 		switch {
 		case c.rule == "" && r.Verdict == VerdictConcern:
 			t.Errorf("%s: called a concern: %+v", c.name, r.Findings)
@@ -125,28 +130,6 @@ func TestRestructuredChecksAreKept(t *testing.T) {
 	}
 	if r := CheckFiles(d, JobFlaky, map[string]string{"test/exit_test.exs": polled}, map[string]string{"test/exit_test.exs": monitored}); r.Verdict == VerdictConcern {
 		t.Errorf("a poll replaced by a monitor's message: called a concern: %+v", r.Findings)
-	}
-}
-
-// A route moved between scopes keeps its guard only where the new scope
-// pipes it through as much.
-func TestARouteMovedOutOfItsGuardedScope(t *testing.T) {
-	router := "defmodule AppWeb.Router do\n  use AppWeb, :router\n\n  pipeline :browser do\n    plug :fetch_session\n  end\n\n  pipeline :admin do\n    plug AppWeb.RequireAdmin\n  end\n\n  scope \"/\", AppWeb do\n    pipe_through :browser\n\n    get \"/\", PageController, :index\n  end\n\n  scope \"/admin\", AppWeb do\n    pipe_through [:browser, :admin]\n\n    get \"/reports\", ReportController, :index\n    delete \"/users/:id\", UserController, :delete\n  end\nend\n"
-	route := "    delete \"/users/:id\", UserController, :delete\n"
-	without := strings.Replace(router, route, "", 1)
-	public := strings.Replace(without, "    get \"/\", PageController, :index\n", "    get \"/\", PageController, :index\n"+route, 1)
-	guarded := strings.Replace(without, "  end\nend\n", "  end\n\n  scope \"/manage\", AppWeb do\n    pipe_through [:browser, :admin]\n\n"+route+"  end\nend\n", 1)
-	for name, c := range map[string]struct {
-		head    string
-		concern bool
-	}{
-		"moved into the public scope":      {public, true},
-		"moved into another guarded scope": {guarded, false},
-	} {
-		r := checkWholeFor(t, JobAlert, map[string]sides{"lib/app_web/router.ex": {router, c.head}})
-		if got := hasConcern(r, "pipeline-changed"); got != c.concern {
-			t.Errorf("%s: concern %v, want %v: %+v", name, got, c.concern, r.Findings)
-		}
 	}
 }
 
