@@ -217,6 +217,8 @@ func weakenedAssertions(c change) []Finding {
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion checks less than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): it may pass without the behaviour"))
 			case s1 == s0 && w1 > w0 && !renamedUnused(w.line.code, n.line.code):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the pattern accepts more than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): a wildcard took a value's place"))
+			case s1 == s0 && textShortened(w.line.Text, n.line.Text):
+				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the text matched is a part of the one it replaces ("+strings.TrimSpace(w.line.Text)+"): what it no longer names now passes whatever it says"))
 			case s1 == s0 && keysDropped(w.line.code, n.line.code):
 				out = append(out, c.finding("assertion-weakened", Concern, n.line, "the assertion names fewer of what it checks than the one it replaces ("+strings.TrimSpace(w.line.Text)+"): what it left out now passes whatever it is"))
 			case s1 <= s0 && pinnedMatch.MatchString(topLevel(w.line.code)) && !strings.Contains(n.line.code, "^"):

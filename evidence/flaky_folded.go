@@ -97,3 +97,22 @@ func pinnedInstead(l Line, above []Line, addedChecks []string) bool {
 	}
 	return false
 }
+
+// matchedText is what =~ matches: a string's or a regex sigil's text.
+var matchedText = regexp.MustCompile(`=~\s*(?:"((?:[^"\\]|\\.)*)"|~[rR][/"(|]((?:[^/"()|\\]|\\.)*)[/")|]\w*)`)
+
+// textShortened reports whether an =~ now matches a part of the text it
+// matched (a log line's "[warning] Rate limit exceeded for key=pk_7Hq"
+// made ~r/rate limit/i): the rest of it is no longer checked.
+func textShortened(was, now string) bool {
+	text := func(line string) (string, bool) {
+		m := matchedText.FindStringSubmatch(line)
+		if m == nil {
+			return "", false
+		}
+		return strings.ToLower(strings.ReplaceAll(m[1]+m[2], "\\", "")), true
+	}
+	old, ok1 := text(was)
+	neu, ok2 := text(now)
+	return ok1 && ok2 && neu != "" && len(neu)*3 < len(old)*2 && strings.Contains(old, neu)
+}
