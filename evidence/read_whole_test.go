@@ -41,12 +41,13 @@ func checkWholeFor(t *testing.T, job Job, files map[string]sides) Review {
 	return CheckFiles(d, job, base, head)
 }
 
-func TestCIShapesOutsideGitHubActions(t *testing.T) {
+func TestCIShapesReadWhole(t *testing.T) {
 	travis := "language: elixir\nmatrix:\n  include:\n    - elixir: 1.8.2\n      otp_release: 20.3\n    - elixir: 1.9.4\n      otp_release: 22.2\n\nscript:\n  - mix test\n"
 	compose := "services:\n  test:\n    build: .\n    command: >\n      sh -c \"mix ecto.create &&\n             mix test\"\n"
 	earthfile := "test:\n  FROM +deps\n  WITH DOCKER --compose docker-compose.yml --service postgres\n    RUN mix ecto.create && \\\n        mix test\n  END\n"
 	makefile := "services:\n\tdocker compose up -d postgres\n\ntest: services\n\tmix test\n"
 	gitlab := "test:\n  image: elixir:1.16\n  script:\n    - mix test\n"
+	actions := "jobs:\n  test:\n    continue-on-error: ${{ matrix.experimental == true }}\n    strategy:\n      matrix:\n        include:\n          - pair:\n              elixir: \"1.13.4\"\n              otp: \"25.3\"\n          - pair:\n              elixir: \"1.15.7\"\n              otp: \"26.1\"\n    steps:\n      - run: mix test\n"
 	// A Makefile recipe that polls a service's readiness (each sleep paces
 	// a check, in a loop written over continued lines) waits for the cause.
 	polled := strings.Replace(makefile, "postgres\n", "postgres\n\t@for i in $$(seq 1 60); do \\\n\t\tpg_isready -q && break; \\\n\t\tsleep 1; \\\n\tdone\n", 1)
@@ -61,6 +62,8 @@ func TestCIShapesOutsideGitHubActions(t *testing.T) {
 		{"a second job for a path beside the full run", map[string]sides{".gitlab-ci.yml": {gitlab, gitlab + "\nslow:\n  script:\n    - mix test test/slow\n"}}, ""},
 		{"a job that ran the tests removed", map[string]sides{".gitlab-ci.yml": {gitlab + "\nintegration:\n  script:\n    - mix test --include integration\n", gitlab}}, "test-skipped"},
 		{"a test job rewritten", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "    - mix test\n", "    - mix test --cover\n", 1)}}, ""},
+		{"a matrix entry the CI ran marked experimental", map[string]sides{".github/workflows/ci.yml": {actions, strings.Replace(actions, "              otp: \"25.3\"\n", "              otp: \"25.3\"\n            experimental: true\n", 1)}}, "failure-ignored"},
+		{"a new matrix entry tried as experimental", map[string]sides{".github/workflows/ci.yml": {actions, strings.Replace(actions, "    steps:", "          - pair:\n              elixir: \"1.18.0-rc.0\"\n              otp: \"27.0\"\n            experimental: true\n    steps:", 1)}}, ""},
 		{"colours switched off in CI", map[string]sides{".gitlab-ci.yml": {gitlab, strings.Replace(gitlab, "  script:", "  variables:\n    NO_COLOR: \"1\"\n  script:", 1)}}, ""},
 		{"a readiness loop in a Makefile", map[string]sides{"Makefile": {makefile, polled}}, ""},
 	})
