@@ -42,7 +42,16 @@ func routeGuards(text string, defs pipelineDefs) map[int][]string {
 			for _, f := range stack {
 				guards = append(guards, f.guards...)
 			}
-			out[i+1] = defs.expand(guards)
+			// What guards it is the plugs its pipelines hold (a pipeline's
+			// name aside: :require_admin_user and :admin may hold the same
+			// plug) and the hook modules of its live_session.
+			var plugs []string
+			for _, g := range defs.expand(guards) {
+				if _, isPipeline := defs[g]; !isPipeline {
+					plugs = append(plugs, g)
+				}
+			}
+			out[i+1] = plugs
 		case strings.HasPrefix(strings.TrimSpace(line), "pipe_through") && len(stack) > 0:
 			top := &stack[len(stack)-1]
 			top.guards = append(top.guards, atom.FindAllString(line, -1)...)
@@ -50,7 +59,11 @@ func routeGuards(text string, defs pipelineDefs) map[int][]string {
 		if blockOpen.MatchString(line) {
 			f := frame{indent: indent}
 			if scopeOpen.MatchString(line) && strings.HasPrefix(strings.TrimSpace(line), "live_session") {
-				f.guards = atom.FindAllString(line, -1)
+				for _, a := range atom.FindAllString(line, -1) {
+					if !strings.HasPrefix(a, ":") {
+						f.guards = append(f.guards, a) // a hook's module; its name and options vary
+					}
+				}
 			}
 			stack = append(stack, f)
 		}

@@ -124,6 +124,7 @@ func TestWhatAModuleMadeToRunAloneShares(t *testing.T) {
 		concern          bool
 	}{
 		{"files written under each test's tmp_dir", alone, module("  @moduletag :tmp_dir\n\n  test \"parses\", %{tmp_dir: dir} do\n    path = Path.join(dir, \"a.csv\")\n    File.write!(path, \"a,b\")\n    assert {:ok, _} = CSV.read(path)\n  end\n"), true},
+		{"a database type created and dropped by every test", alone, module("  setup do\n    Postgrex.query!(conn, \"DROP TYPE IF EXISTS mood CASCADE\", [])\n    Postgrex.query!(conn, \"CREATE TYPE mood AS ENUM ('sad', 'ok')\", [])\n    :ok\n  end\n\n  test \"decodes\" do\n    assert Mood.all() == [\"sad\", \"ok\"]\n  end\n"), false},
 		{"a struct's name field, no process started", alone, module("  test \"acts\" do\n    state = %State{\n      name: :elem,\n      playback: :playing\n    }\n    assert {:ok, _} = Handler.handle(:demand, state)\n  end\n"), true},
 		{"a process started under a fixed name", alone, module("  test \"serves\" do\n    start_supervised!(\n      {Cache,\n       name: Cache})\n    assert Cache.get(:a) == nil\n  end\n"), false},
 		{"tests run inside a fixture project's directory", alone, module("  test \"reads the project\" do\n    File.cd!(\"fixtures/app\", fn ->\n      assert Project.name() == :app\n    end)\n  end\n"), false},

@@ -42,6 +42,7 @@ var (
 		{regexp.MustCompile(`\bFile\.(write|rm|mkdir)`), "the file system", "File.", false},
 		{regexp.MustCompile(`\bRegistry\.(register|unregister|update_value|put_meta|count|count_match|lookup|match|select|keys)\(\s*[A-Z]`), "a named registry", "Registry.", false},
 		{regexp.MustCompile(`(?i)"[^"]*\b(SHOW|SET)\s+GLOBAL\b`), "the database server's global state", "GLOBAL", true},
+		{regexp.MustCompile(`(?i)"[^"]*\b(CREATE|DROP|ALTER)\s+(TYPE|TABLE|SCHEMA|EXTENSION|FUNCTION|SEQUENCE|VIEW)\b`), "the database's schema, shared by every test", "\"", true},
 		{regexp.MustCompile(`:code\.(add_path\w*|del_path|purge|delete|load_binary)\b`), "the code path and loaded applications", ":code.", false},
 		{regexp.MustCompile(`\bCode\.(compile_string|compile_quoted|eval_string)\(`), "modules compiled at run time, global to the VM", "Code.", false},
 		{regexp.MustCompile(`\bModule\.create\(`), "modules compiled at run time, global to the VM", "Module.create", false},

@@ -28,7 +28,14 @@ var receiveMacroList = []receiveMacro{
 	{"assert_push_event", 3, defaultReceiveTimeout}, {"assert_redirect", 2, defaultReceiveTimeout}, {"assert_patch", 2, defaultReceiveTimeout},
 	{"render_async", 1, defaultReceiveTimeout},
 	{"assert_enqueued", 1, 0}, {"refute_enqueued", 1, 0},
+	// Membrane.Testing.Assertions wait 2 s unless given a timeout.
+	{"assert_pipeline_play", 1, membraneTimeout}, {"assert_pipeline_setup", 1, membraneTimeout},
+	{"assert_sink_buffer", 3, membraneTimeout}, {"assert_sink_event", 3, membraneTimeout},
+	{"assert_end_of_stream", 3, membraneTimeout}, {"assert_start_of_stream", 3, membraneTimeout},
+	{"assert_pipeline_notified", 3, membraneTimeout},
 }
+
+const membraneTimeout = 2000
 
 var keywordArg = regexp.MustCompile(`^[a-z_]\w*:\s`)
 

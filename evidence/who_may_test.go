@@ -16,14 +16,17 @@ func TestARouteMovedOutOfItsGuardedScope(t *testing.T) {
 	without := strings.Replace(router, route, "", 1)
 	public := strings.Replace(without, "    get \"/\", PageController, :index\n", "    get \"/\", PageController, :index\n"+route, 1)
 	renamed := strings.Replace(without, "    get \"/\", PageController, :index\n", "    get \"/\", PageController, :index\n    delete \"/admin/users/:id\", UserController, :delete\n", 1)
+	// The same plug under another pipeline's name guards as much.
+	admins := strings.Replace(strings.Replace(without, "  pipeline :admin do\n    plug AppWeb.RequireAdmin\n  end\n", "  pipeline :admin do\n    plug AppWeb.RequireAdmin\n  end\n\n  pipeline :staff do\n    plug AppWeb.RequireAdmin\n  end\n", 1), "  end\nend\n", "  end\n\n  scope \"/staff\", AppWeb do\n    pipe_through [:browser, :staff]\n\n"+route+"  end\nend\n", 1)
 	guarded := strings.Replace(without, "  end\nend\n", "  end\n\n  scope \"/manage\", AppWeb do\n    pipe_through [:browser, :admin]\n\n"+route+"  end\nend\n", 1)
 	for name, c := range map[string]struct {
 		head    string
 		concern bool
 	}{
-		"moved into the public scope under its full path": {renamed, true},
-		"moved into the public scope":                     {public, true},
-		"moved into another guarded scope":                {guarded, false},
+		"moved into the public scope under its full path":           {renamed, true},
+		"moved into the public scope":                               {public, true},
+		"moved under a pipeline of another name with the same plug": {admins, false},
+		"moved into another guarded scope":                          {guarded, false},
 	} {
 		r := checkWholeFor(t, JobAlert, map[string]sides{"lib/app_web/router.ex": {router, c.head}})
 		if got := hasConcern(r, "pipeline-changed"); got != c.concern {
