@@ -131,10 +131,16 @@ func gateClausesAdded(c change) []Finding {
 		k := key{d.name, d.arity}
 		heads[k] = append(heads[k], d.head)
 	}
+	opens := map[int]defUnit{} // each clause of the head, by its first line
+	for _, d := range c.after.defs {
+		if _, seen := opens[d.start]; !seen {
+			opens[d.start] = d
+		}
+	}
 	var out []Finding
 	for _, l := range c.added() {
-		d := c.after.defAt(l.New)
-		if d == nil || d.start != l.New || !admitsAnyone(d.requires) {
+		d, opened := opens[l.New]
+		if !opened || !admitsAnyone(d.requires) {
 			continue // only a clause's first line, of a clause that admits everyone
 		}
 		was, existed := heads[key{d.name, d.arity}]
