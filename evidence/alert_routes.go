@@ -12,20 +12,34 @@ import (
 var (
 	routeLine = regexp.MustCompile(`^\s*(get|post|put|patch|delete|options|head|match|live|resources|forward|live_dashboard)\s+\S`)
 	blockOpen = regexp.MustCompile(`\bdo\s*(#.*)?$`)
-	scopeOpen = regexp.MustCompile(`^\s*(scope|live_session)\b`)
 	blockEnd  = regexp.MustCompile(`^\s*end\b`)
 )
 
+// guardSet is what guards a route: the plugs the pipelines of its
+// scopes hold (a pipeline's name aside: :require_admin_user and :admin
+// may hold the same plug), loading-only ones left out, and the modules
+// of its live_session's on_mount hooks. Routes of one scope share it.
+type guardSet struct{ plugs map[string]bool }
+
+func (g *guardSet) holds(want *guardSet) bool {
+	for w := range want.plugs {
+		if !g.plugs[w] {
+			return false
+		}
+	}
+	return true
+}
+
 // routeGuards maps each route line of a router (its number, 1-based) to
-// what guards it: the pipelines its scopes pipe it through (nested scopes
-// add theirs), their plugs, and a live_session's hooks.
-func routeGuards(text string, defs pipelineDefs) map[int][]string {
+// what guards it, the scopes around it read by indentation.
+func routeGuards(text string, defs pipelineDefs) map[int]*guardSet {
 	type frame struct {
 		indent int
-		guards []string
+		guards []string // what this scope adds
 	}
 	var stack []frame
-	out := map[int][]string{}
+	var current *guardSet // what the stack adds up to; nil when it changed
+	out := map[int]*guardSet{}
 	for i, raw := range strings.Split(text, "\n") {
 		line := code(raw)
 		indent := indentOf(raw)
@@ -34,38 +48,35 @@ func routeGuards(text string, defs pipelineDefs) map[int][]string {
 			continue
 		case blockEnd.MatchString(line):
 			for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
-				stack = stack[:len(stack)-1]
+				stack, current = stack[:len(stack)-1], nil
 			}
 			continue
 		case routeLine.MatchString(line):
-			var guards []string
-			for _, f := range stack {
-				guards = append(guards, f.guards...)
-			}
-			// What guards it is the plugs its pipelines hold (a pipeline's
-			// name aside: :require_admin_user and :admin may hold the same
-			// plug) and the hook modules of its live_session.
-			var plugs []string
-			for _, g := range defs.expand(guards) {
-				if _, isPipeline := defs[g]; !isPipeline {
-					plugs = append(plugs, g)
-				}
-			}
-			out[i+1] = plugs
-		case strings.HasPrefix(strings.TrimSpace(line), "pipe_through") && len(stack) > 0:
-			top := &stack[len(stack)-1]
-			top.guards = append(top.guards, atom.FindAllString(line, -1)...)
-		}
-		if blockOpen.MatchString(line) {
-			f := frame{indent: indent}
-			if scopeOpen.MatchString(line) && strings.HasPrefix(strings.TrimSpace(line), "live_session") {
-				for _, a := range atom.FindAllString(line, -1) {
-					if !strings.HasPrefix(a, ":") {
-						f.guards = append(f.guards, a) // a hook's module; its name and options vary
+			if current == nil {
+				current = &guardSet{plugs: map[string]bool{}}
+				for _, f := range stack {
+					for _, g := range defs.expand(f.guards) {
+						if _, isPipeline := defs[g]; !isPipeline && !loadsOnly.MatchString(g) {
+							current.plugs[g] = true
+						}
 					}
 				}
 			}
-			stack = append(stack, f)
+			out[i+1] = current
+		case strings.HasPrefix(strings.TrimSpace(line), "pipe_through") && len(stack) > 0:
+			top := &stack[len(stack)-1]
+			top.guards, current = append(top.guards, atom.FindAllString(line, -1)...), nil
+		}
+		if blockOpen.MatchString(line) {
+			f := frame{indent: indent}
+			if _, hooks, ok := strings.Cut(line, "on_mount:"); ok && strings.HasPrefix(strings.TrimSpace(line), "live_session") {
+				for _, a := range atom.FindAllString(hooks, -1) {
+					if !strings.HasPrefix(a, ":") {
+						f.guards = append(f.guards, a) // a hook's module; its options vary
+					}
+				}
+			}
+			stack, current = append(stack, f), nil
 		}
 	}
 	return out
@@ -92,10 +103,11 @@ func routesUnguarded(c change) []Finding {
 	}
 	defs := c.pipelineDefs()
 	baseLines := strings.Split(c.before.text, "\n")
-	was := map[string][][]string{}
+	was := map[string][]*guardSet{}
 	for n, guards := range routeGuards(c.before.text, defs) {
-		k := routeKey(baseLines[n-1])
-		was[k] = append(was[k], slices.DeleteFunc(slices.Clone(guards), loadsOnly.MatchString))
+		if k := routeKey(baseLines[n-1]); !slices.Contains(was[k], guards) {
+			was[k] = append(was[k], guards) // routes of one scope share one
+		}
 	}
 	now := routeGuards(c.after.text, defs)
 	var out []Finding
@@ -109,7 +121,7 @@ func routesUnguarded(c change) []Finding {
 		// as much.
 		kept := false
 		for _, b := range before {
-			kept = kept || containsAll(guards, b)
+			kept = kept || guards.holds(b)
 		}
 		if !kept {
 			out = append(out, c.finding("pipeline-changed", Concern, l, "this route now sits in scopes that pipe it through fewer plugs than before: check authentication and authorization still apply to it"))

@@ -32,6 +32,13 @@ type source struct {
 	// named indexes calls by name; polls are the calls of polling helpers.
 	named map[string][]int
 	polls []int
+	// pollIndex finds the polls that hold a line (pollSpans), built once.
+	pollIndex     spanIndex
+	pollIndexOnce sync.Once
+	// helpers counts the assertions of each of the file's functions
+	// (helperAsserts), read once.
+	helpers    map[string]int
+	helperOnce sync.Once
 	// pollers are the file's own functions that poll whatever their
 	// name: a sleep in a body that calls itself or loops; defined are all
 	// the functions it defines.

@@ -169,12 +169,14 @@ func (c change) pollAt(l Line) bool {
 
 // pollSpans reports whether a polling helper's call holds line n.
 func (s *source) pollSpans(n int) bool {
-	for _, i := range s.polls {
-		if c := s.calls[i]; c.start <= n && n <= c.end {
-			return true
+	s.pollIndexOnce.Do(func() {
+		spans := make([][2]int, len(s.polls))
+		for k, i := range s.polls {
+			spans[k] = [2]int{s.calls[i].start, s.calls[i].end}
 		}
-	}
-	return false
+		s.pollIndex = newSpanIndex(spans)
+	})
+	return s.pollIndex.any(n, n)
 }
 
 // immediateAssertionReplaced reports whether a block removes an assertion

@@ -29,7 +29,6 @@ func (c change) testKeepsFolded(l Line, counted func(name string) bool, folded i
 		return false
 	}
 	count := func(s *source, name string, own bool) (n int, found bool) {
-		helpers := map[string]int{}
 		for i, t := range s.tests {
 			if t.name != name && !(own && (t.full == was.full || t.own == was.own)) {
 				continue
@@ -43,14 +42,12 @@ func (c change) testKeepsFolded(l Line, counted func(name string) bool, folded i
 				if call.test != i && strings.HasSuffix(call.name, "!") && !strings.HasPrefix(call.name, "assert") {
 					continue // a setup's bang call makes a fixture; what it checks is not the test's
 				}
+				if s.defined[call.name] && counted("assert") {
+					n += s.helperAsserts()[call.name] // what the file's helper asserts, not its name
+					continue
+				}
 				if counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
 					n++
-				}
-				if s.defined[call.name] {
-					if _, done := helpers[call.name]; !done {
-						helpers[call.name] = s.helperCounts(call.name, counted)
-					}
-					n += helpers[call.name]
 				}
 			}
 		}
@@ -163,20 +160,26 @@ func (c change) testsStay(removed []Line) bool {
 	return true
 }
 
-// helperCounts is how many counted calls the file's own function name
-// makes (every clause of it, one level deep): a test that calls a helper
-// that asserts checks what the helper asserts.
-func (s *source) helperCounts(name string, counted func(name string) bool) int {
-	n := 0
-	for _, d := range s.defs {
-		if d.name != name {
-			continue
+// helperAsserts is how many assertions each of the file's own
+// functions makes (every clause of it, one level deep), read once: a test
+// that calls a helper that asserts checks what the helper asserts.
+func (s *source) helperAsserts() map[string]int {
+	s.helperOnce.Do(func() {
+		s.helpers = map[string]int{}
+		spans := make([][2]int, len(s.defs))
+		for i, d := range s.defs {
+			spans[i] = [2]int{d.start, d.end}
 		}
+		inDef := newSpanIndex(spans)
 		for _, call := range s.calls {
-			if d.start <= call.start && call.end <= d.end && call.test < 0 && counted(call.name) {
-				n++
+			if call.test >= 0 || !assertionCall(call.name) {
+				continue
 			}
+			inDef.holding(call.start, call.end, func(i int) bool {
+				s.helpers[s.defs[i].name]++
+				return false
+			})
 		}
-	}
-	return n
+	})
+	return s.helpers
 }

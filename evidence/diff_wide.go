@@ -19,6 +19,8 @@ type diffWide struct {
 	words   map[string]bool
 	addedBy map[string]int
 	lines   int
+	// runsTests says an added line somewhere runs the tests (mix test).
+	runsTests bool
 	// runTags are the tags a test command the diff adds runs (--only t,
 	// --include t).
 	runTags map[string]bool
@@ -52,5 +54,6 @@ func readDiffWide(changes []*change, head map[string]string) *diffWide {
 		}
 	}
 	w.added = added.String()
+	w.runsTests = testCommand.MatchString(w.added)
 	return w
 }

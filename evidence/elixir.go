@@ -317,7 +317,7 @@ func (c change) millisDepth(e string, depth int) (int64, bool) {
 
 // settingDefault is a setting read with a default, which is the value
 // where nothing sets it: Application.compile_env(:app, key, 30_000).
-var settingDefault = regexp.MustCompile(`^(?:Application\.(?:compile_env|get_env)|Keyword\.get|Map\.get)\(.*,\s*([^,()]+)\)$`)
+var settingDefault = regexp.MustCompile(`^(?:Application\.(?:compile_env|get_env)\([^,]+,.+|(?:Keyword|Map)\.get\([^,]+,[^,]+),\s*([^,()]+)\)$`)
 
 // ms prints a timeout for a reviewer.
 func ms(n int64) string {

@@ -97,7 +97,7 @@ func strength(line string) (score, wildcards int) {
 	default:
 		score = 1
 	}
-	wildcards = len(wildcard.FindAllString(s, -1))
+	wildcards = len(wildcard.FindAllString(line, -1)) // in a call's arguments too: match?({:ok, _}, f())
 	if m := macro(s); m == "assert_receive" || m == "assert_received" {
 		if args, ok := callArgs(s, m); ok && len(args) > 0 && barePattern.MatchString(args[0]) {
 			wildcards++ // a bare name as the pattern takes any message

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The flaky rule about running a test module alone (async: false), and
@@ -68,6 +69,7 @@ func asyncOff(c change) []Finding {
 	}
 	var out []Finding
 	var at map[int]int // an added line's place in c.all, read once when needed
+	supportUsed := sync.OnceValue(c.supportUsed)
 	for _, b := range c.blocks {
 		wasAsync := false
 		for _, l := range b.removed {
@@ -83,7 +85,7 @@ func asyncOff(c change) []Finding {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
 			} else if len(c.diff.supportTouched) > 0 {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; the test support this diff changes now uses "+strings.Join(c.diff.supportTouched, ", ")+", which tests running at the same time would share"))
-			} else if used := c.supportUsed(); used != "" {
+			} else if used := supportUsed(); used != "" {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it uses test support the diff changes that touches global state: "+used))
 			} else if why := c.sharedReason(l, &at); why != "" {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; its comment names what it shares ("+why+"), which the diff does not show: check it"))
@@ -239,9 +241,23 @@ var moduleDef = regexp.MustCompile(`^\s*defmodule\s+([A-Z][\w.]*)\s+do\b`)
 // supportUsed is the global state of the support modules (supportModules)
 // this module names, "" for none.
 func (c change) supportUsed() string {
+	if len(c.diff.supportModules) == 0 {
+		return ""
+	}
+	names := map[string]bool{} // the module names the file writes
+	for _, l := range c.head {
+		eachAtom(l.code, func(a string) {
+			for i := range a { // App.Helpers.call() names App.Helpers too
+				if a[i] == '.' {
+					names[a[:i]] = true
+				}
+			}
+			names[a] = true
+		})
+	}
 	var what []string
 	for name, touched := range c.diff.supportModules {
-		if slices.ContainsFunc(c.head, func(l Line) bool { return indexWord(l.code, name) >= 0 }) {
+		if names[name] {
 			what = append(what, name+" ("+strings.Join(touched, ", ")+")")
 		}
 	}
@@ -285,4 +301,4 @@ func startsNear(lines []Line, i int) bool {
 	return false
 }
 
-var processStart = regexp.MustCompile(`\b(start_link|start_supervised!?|start_child|start|child_spec)\b|\{\s*[A-Z][\w.]*\s*,`)
+var processStart = regexp.MustCompile(`\b(start_link|start_supervised!?|start_child|child_spec)\b|\bstart\(|\{\s*[A-Z][\w.]*\s*,`)

@@ -88,6 +88,7 @@ func ciForgives(c change) []Finding {
 		return nil
 	}
 	out := testRunsDropped(c)
+	stillRuns := c.stillRuns()
 	looped := shellLoops(c)
 	for _, l := range c.added() {
 		if shellSleep.MatchString(l.Text) && !shellLoop.MatchString(l.Text) && !looped[l.New] && !c.removedSame(l) && !strings.HasPrefix(strings.TrimSpace(l.Text), "#") {
@@ -119,9 +120,9 @@ func ciForgives(c change) []Finding {
 				out = append(out, *f)
 			} else if c.seedFromFixedVariable(l) {
 				out = append(out, c.finding("seed-fixed", Concern, l, seedFixedWhy))
-			} else if m := onlyRun.FindStringSubmatch(l.Text); m != nil && ranAll[squashSpace(onlyRun.ReplaceAllString(l.Text, ""))] && !c.stillRuns(squashSpace(onlyRun.ReplaceAllString(l.Text, ""))) {
+			} else if m := onlyRun.FindStringSubmatch(l.Text); m != nil && ranAll[squashSpace(onlyRun.ReplaceAllString(l.Text, ""))] && !stillRuns(squashSpace(onlyRun.ReplaceAllString(l.Text, ""))) {
 				out = append(out, c.finding("tag-excluded", Concern, l, "only the tests tagged "+m[1]+" run here now: the others, the flaky one among them, no longer do"))
-			} else if testCommand.MatchString(l.Text) && testPaths.MatchString(l.Text) && ranAll[squashSpace(testPaths.ReplaceAllString(l.Text, ""))] && !c.stillRuns(squashSpace(testPaths.ReplaceAllString(l.Text, ""))) {
+			} else if all := narrowed(l.Text); all != "" && ranAll[all] && !stillRuns(all) {
 				out = append(out, c.finding("test-skipped", Concern, l, "the tests here now run only the paths named: the ones left out, the flaky one among them, no longer run"))
 			}
 		}
@@ -134,7 +135,7 @@ func ciForgives(c change) []Finding {
 // nowhere else: what that run covered (an OTP version, a tag included)
 // no longer runs.
 func testRunsDropped(c change) []Finding {
-	if testCommand.MatchString(c.diff.added) {
+	if c.diff.runsTests {
 		return nil // run elsewhere, or rewritten: the other rules read it
 	}
 	var gone []Line
@@ -205,15 +206,31 @@ func shellLoops(c change) map[int]bool {
 // given to ExUnit.start/configure.
 var fixedSeed = regexp.MustCompile(`--seed[= ]+[0-9]|\bseed:\s*[0-9]`)
 
-// stillRuns reports whether the file at head still has the command (a
-// job of its own added beside it, the diff aligned otherwise).
-func (c change) stillRuns(command string) bool {
-	for _, l := range c.all {
-		if l.Kind != '-' && squashSpace(l.Text) == command {
-			return true
+// stillRuns answers whether the file at head still has a command (a
+// job of its own added beside it, the diff aligned otherwise), from the
+// file's lines read once.
+func (c change) stillRuns() func(command string) bool {
+	var kept map[string]bool
+	return func(command string) bool {
+		if kept == nil {
+			kept = map[string]bool{}
+			for _, l := range c.all {
+				if l.Kind != '-' {
+					kept[squashSpace(l.Text)] = true
+				}
+			}
 		}
+		return kept[command]
 	}
-	return false
+}
+
+// narrowed is a test command narrowed to paths with the paths left out,
+// "" for a line that is not one.
+func narrowed(line string) string {
+	if !testCommand.MatchString(line) || !testPaths.MatchString(line) {
+		return ""
+	}
+	return squashSpace(testPaths.ReplaceAllString(line, ""))
 }
 
 // testPaths are the paths a test command is narrowed to (test/unit,

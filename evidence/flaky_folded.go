@@ -10,7 +10,10 @@ import (
 // its own operator rather than its arguments'.
 
 // comparedTo is an equality's expected side: assert got == expected.
-var comparedTo = regexp.MustCompile(`^\s*assert\s*\(?\s*[a-z_][\w.]*\s*===?\s*(.+?)\)?\s*$`)
+var comparedTo = regexp.MustCompile(`^\s*assert(?:\s+|\s*\(\s*)[a-z_][\w.]*\s*===?\s*(.+?)\s*$`)
+
+// commonValue is a value many assertions name: nil, true, :ok.
+var commonValue = regexp.MustCompile(`^(nil|true|false|:\w+|""|\[\]|%\{\})$`)
 
 // folded reports whether a removed equality's expected value is now
 // written into an added assertion's pattern of its block (assert id == job_id
@@ -22,8 +25,11 @@ func folded(l Line, addedChecks []string) bool {
 		return false
 	}
 	want := squashSpace(m[1])
-	if len(want) < 3 || intLit.MatchString(want) {
-		return false // too short to be told apart from anything else
+	if strings.HasPrefix(strings.TrimSpace(l.code), "assert(") {
+		want = strings.TrimSpace(strings.TrimSuffix(want, ")")) // the macro's own parenthesis
+	}
+	if len(want) < 3 || intLit.MatchString(want) || commonValue.MatchString(want) {
+		return false // too common to be told apart from anything else
 	}
 	for _, a := range addedChecks {
 		if strings.Contains(a, want) {
@@ -68,6 +74,9 @@ func topLevel(line string) string {
 // 1..1_000.
 var checkedName = regexp.MustCompile(`^\s*(?:assert|refute)\s*\(?\s*([a-z_]\w*)(?:\s*[^\w.(\s]|\s+(?:not\s+)?in\b)`)
 
+// literalValue is a value written out (500, :late, "x", ^id).
+var literalValue = regexp.MustCompile(`^\^?[\w"':.]+$`)
+
 // maxPinned bounds the assertions of a block pinnedInstead reads: a
 // test's block holds a few, a diff at the bounds thousands.
 const maxPinned = 50
@@ -88,9 +97,12 @@ func pinnedInstead(l Line, above []Line, addedChecks []string) bool {
 		if at < 0 || !matchAssert.MatchString(bound.code) || !strings.Contains(r[at:], "=") {
 			continue // not the pattern that bound it
 		}
-		literal := regexp.MustCompile(`^` + regexp.QuoteMeta(r[:at]) + `(\^?[\w"':.]+)` + regexp.QuoteMeta(r[at+len(m[1]):]) + `$`)
+		before, after := r[:at], r[at+len(m[1]):]
 		for _, a := range addedChecks {
-			if v := literal.FindStringSubmatch(a); v != nil && !regexp.MustCompile(`^[a-z_]\w*$`).MatchString(v[1]) {
+			if len(a) <= len(before)+len(after) || !strings.HasPrefix(a, before) || !strings.HasSuffix(a, after) {
+				continue
+			}
+			if v := a[len(before) : len(a)-len(after)]; literalValue.MatchString(v) && !bareName.MatchString(v) && !strings.HasPrefix(v, "_") {
 				return true
 			}
 		}
@@ -99,7 +111,7 @@ func pinnedInstead(l Line, above []Line, addedChecks []string) bool {
 }
 
 // matchedText is what =~ matches: a string's or a regex sigil's text.
-var matchedText = regexp.MustCompile(`=~\s*(?:"((?:[^"\\]|\\.)*)"|~[rR][/"(|]((?:[^/"()|\\]|\\.)*)[/")|]\w*)`)
+var matchedText = regexp.MustCompile(`=~\s*(?:"((?:[^"\\]|\\.)*)"|~[rR][/"(|{\[<']((?:[^/"()|{}\[\]<>'\\]|\\.)*)[/")|}\]>']\w*)`)
 
 // textShortened reports whether an =~ now matches a part of the text it
 // matched (a log line's "[warning] Rate limit exceeded for key=pk_7Hq"

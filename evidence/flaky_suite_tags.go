@@ -115,6 +115,7 @@ func exclusionWidened(c change) []Finding {
 		return nil
 	}
 	var out []Finding
+	read := 0 // conditions read: a helper has a few, a diff at the bounds thousands
 	for _, b := range c.blocks {
 		readEnv, ors := false, 0
 		for _, l := range b.removed {
@@ -124,6 +125,9 @@ func exclusionWidened(c change) []Finding {
 		for _, l := range b.added {
 			if !conditionLine.MatchString(l.code) || (readEnv || !envRead.MatchString(l.code)) && len(orTerm.FindAllString(l.code, -1)) <= ors {
 				continue
+			}
+			if read++; read > maxPinned {
+				return out
 			}
 			for _, t := range c.excludedUnder(l.New) {
 				if !c.runElsewhere(t) {

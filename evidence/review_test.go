@@ -272,6 +272,9 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"a tolerance written as a share of the value widened", "bound-loosened", JobFlaky, hunk("test/a_test.exs", "-    assert_in_delta delay, expected, expected * 0.1", "+    assert_in_delta delay, expected, expected")},
 		{"a log line matched by a part of it", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert log =~ \"[warning] Rate limit exceeded for key=pk_7Hq (101/100)\"", "+    assert log =~ ~r/rate limit/i")},
 		{"a Membrane assertion given a longer timeout", "receive-timeout-raised", JobFlaky, hunk("test/membrane/auto_demands_test.exs", "-    assert_end_of_stream(pipeline, :sink, :input)", "+    assert_end_of_stream(pipeline, :sink, :input, 10_000)")},
+		{"a wildcard inside match?'s pattern", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert match?({:ok, 1}, Counter.get())", "+    assert match?({:ok, _}, Counter.get())")},
+		{"two nil checks dropped for a pattern holding nil", "assertion-deleted", JobFlaky, hunk("test/a_test.exs", "-    assert a.x == nil", "-    assert a.y == nil", "+    assert {:ok, nil} = Thing.fetch(a)")},
+		{"a log line matched by a part of it, braces", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert log =~ \"[warning] Rate limit exceeded for key=pk_7Hq (101/100)\"", "+    assert log =~ ~r{rate limit}i")},
 		{"a value checked made an order", "assertion-weakened", JobFlaky, hunk("test/a_test.exs", "-    assert stored.expires_at == expected", "+    assert DateTime.compare(stored.expires_at, expected) == :gt")},
 		{"an immediate check wrapped in with_retry", "retry-loop", JobFlaky, hunk("test/a_test.exs", "-    assert Cache.get(:a) == 1", "+    with_retry(fn -> assert Cache.get(:a) == 1 end)")},
 		// Real fixes labelled a disguised wait (evidence-train) raise the timeout of the code under test.
