@@ -63,12 +63,27 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 			}
 			continue
 		}
+		// Clauses found by their heads: a file can hold thousands.
+		wasAt := map[string]int{} // the last clause of each head
+		for i, w := range was {
+			wasAt[w.head] = i
+		}
+		nowAt := map[string][]int{} // each head, and each guarded head without its guard
+		for i, n := range now {
+			nowAt[n.head] = append(nowAt[n.head], i)
+			if head, _, guarded := strings.Cut(n.head, " when "); guarded {
+				nowAt[head] = append(nowAt[head], i)
+			}
+		}
 		for _, n := range now {
-			match := -1
-			for i, w := range was {
-				if w.head == n.head || guardAdded(w.head, n.head) {
-					match = i
+			match, found := wasAt[n.head]
+			if head, _, guarded := strings.Cut(n.head, " when "); !found && guarded {
+				if i, ok := wasAt[head]; ok && guardAdded(was[i].head, n.head) {
+					match, found = i, true
 				}
+			}
+			if !found {
+				match = -1
 			}
 			switch {
 			case match >= 0 && !c.clauseStricter(was[match], n):
@@ -83,8 +98,8 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 		}
 		for _, w := range was {
 			kept := false
-			for _, n := range now {
-				kept = kept || n.head == w.head || guardAdded(w.head, n.head) && c.clauseStricter(w, n)
+			for _, i := range nowAt[w.head] {
+				kept = kept || now[i].head == w.head || guardAdded(w.head, now[i].head) && c.clauseStricter(w, now[i])
 			}
 			if !kept && len(w.requires) > 0 && !admitsAnyone(w.requires) {
 				out = append(out, c.finding("authorization-changed", Concern, l, "a clause of `"+k.name+"` that required something was removed"))
