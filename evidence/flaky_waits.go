@@ -105,7 +105,7 @@ var (
 	// timerKey names an option that sets how long a process waits, or how
 	// fast a budget refills.
 	timerKey = regexp.MustCompile(`(?i)(^|_)(ms|millis|msec|timeout|interval|debounce|delay|ttl|expir\w*|margin|seconds|secs|refill\w*|shutdown\w*|after|backoff|throttle\w*|rate|period|window|age|every|duration|lifetime|heartbeat|wait)($|_)|^queue_target$`)
-	keyIf    = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*if\(?\s*[^,]+,\s*(do:\s*[0-9][0-9_]*\s*,\s*else:\s*[0-9][0-9_]*)`)
+	keyIf    = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*if\(?\s*(?:[^,()]|\([^()]*\))+,\s*(do:\s*[0-9][0-9_]*\s*,\s*else:\s*[0-9][0-9_]*)`)
 	keyInt   = regexp.MustCompile(`\b([a-z_][a-z0-9_]*):\s*([0-9][0-9_]*|:timer\.\w+\([^)]*\)|:infinity)`)
 	// appEnvInt is an application setting given by position:
 	// config :app, :key, 50 or Application.put_env(:app, :key, 50).

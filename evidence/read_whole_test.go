@@ -176,6 +176,7 @@ func TestWaitsRaisedElsewhere(t *testing.T) {
 	travis := "language: elixir\nscript:\n  - mix test\n"
 	renderer := "defmodule Ink.Renderer do\n  def render(port, md) do\n    send(port, {self(), {:command, md}})\n\n    receive do\n      {^port, {:data, html}} -> {:ok, html}\n    after\n      5_000 ->\n        {:error, :timeout}\n    end\n  end\nend\n"
 	runWholeCases(t, []wholeCase{
+		{"a wait raised where a variable with a default is set", map[string]sides{"config/test.exs": {"import Config\n\nconfig :wallaby, driver: Wallaby.Chrome\n", "import Config\n\nconfig :wallaby, driver: Wallaby.Chrome,\n  max_wait_time: if(System.get_env(\"CI\", \"\") != \"\", do: 10_000, else: 3_000)\n"}}, "timer-stretched"},
 		{"a repo timeout raised only in CI", map[string]sides{"config/test.exs": {"import Config\n\nconfig :app, App.Repo,\n  pool_size: 10\n", "import Config\n\nci? = System.get_env(\"CI\") == \"true\"\n\nconfig :app, App.Repo,\n  pool_size: 10,\n  timeout: if(ci?, do: 60_000, else: 15_000)\n"}}, "timer-stretched"},
 		{"travis_wait on the suite", map[string]sides{".travis.yml": {travis, strings.Replace(travis, "- mix test", "- travis_wait 30 mix test", 1)}}, "test-timeout-raised"},
 		{"a receive's after raised through a compile_env attribute", map[string]sides{"lib/ink/renderer.ex": {renderer,
