@@ -93,14 +93,7 @@ func newFileChange(f File, docs wholeDocs) change {
 
 // readHead adds what the whole file at the pull request's head shows to
 // what the diff shows.
-func (c *change) readHead(content string) {
-	var lines []Line
-	for i, t := range strings.Split(content, "\n") {
-		lines = append(lines, Line{Kind: ' ', Text: t, New: i + 1, code: code(t)})
-	}
-	if elixirFile(c.path) {
-		blankDocs(lines, true)
-	}
+func (c *change) readHead(lines []Line) {
 	c.head = lines
 	for _, l := range lines {
 		// An attribute the hunks do not show is read where the file sets it.

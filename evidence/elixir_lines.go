@@ -105,13 +105,9 @@ func blankDocs(lines []Line, fromStart bool) {
 // line, which a hunk may not show.
 type wholeDocs struct{ base, head map[int]bool }
 
-func readWholeDocs(base, head string) wholeDocs {
-	return wholeDocs{base: heredocLines(base), head: heredocLines(head)}
-}
-
-// heredocLines are the numbers of the lines of text inside src's
-// heredocs, nil when src is empty.
-func heredocLines(src string) map[int]bool {
+// wholeLines is a file read whole as the rules read it, line by line,
+// its heredocs' text blanked when it is Elixir; nil when src is empty.
+func wholeLines(src string, elixir bool) []Line {
 	if src == "" {
 		return nil
 	}
@@ -120,7 +116,18 @@ func heredocLines(src string) map[int]bool {
 	for i, t := range texts {
 		lines[i] = Line{Kind: ' ', Text: t, Old: i + 1, New: i + 1, code: code(t)}
 	}
-	blankDocs(lines, true)
+	if elixir {
+		blankDocs(lines, true)
+	}
+	return lines
+}
+
+// heredocLines are the numbers of the lines of text inside the heredocs
+// of a file read whole (wholeLines), nil when it was not read.
+func heredocLines(lines []Line) map[int]bool {
+	if lines == nil {
+		return nil
+	}
 	out := map[int]bool{}
 	for _, l := range lines {
 		if l.code == "" && strings.TrimSpace(l.Text) != "" {

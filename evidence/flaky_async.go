@@ -230,12 +230,16 @@ func supportTouches(changes []*change) []string {
 func supportModules(changes []*change) map[string][]string {
 	out := map[string][]string{}
 	for _, c := range changes {
-		if !strings.Contains(c.path, "test/support/") || len(c.touched) == 0 {
+		if !strings.Contains(c.path, "test/support/") || c.head == nil {
+			continue
+		}
+		touched := touches(c.head) // at head: what a removed line touched is no longer shared
+		if len(touched) == 0 {
 			continue
 		}
 		for _, l := range c.head {
 			if m := moduleDef.FindStringSubmatch(l.code); m != nil {
-				out[m[1]] = c.touched
+				out[m[1]] = touched
 			}
 		}
 	}

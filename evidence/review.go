@@ -112,16 +112,18 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !configFile(f.Path()) {
 			continue
 		}
+		elixir := elixirFile(f.Path())
+		headLines := wholeLines(head[f.Path()], elixir)
 		docs := wholeDocs{}
-		if elixirFile(f.Path()) {
-			docs = readWholeDocs(base[f.OldPath], head[f.Path()])
+		if elixir {
+			docs = wholeDocs{base: heredocLines(wholeLines(base[f.OldPath], true)), head: heredocLines(headLines)}
 		}
 		c := newFileChange(f, docs)
 		for k, n := range c.ownAdded {
 			added[k] += n
 		}
-		if h, ok := head[f.Path()]; ok {
-			c.readHead(h)
+		if headLines != nil {
+			c.readHead(headLines)
 		}
 		if elixirFile(f.Path()) {
 			c.readCode(base[f.OldPath], head[f.Path()])
