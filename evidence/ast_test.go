@@ -260,6 +260,10 @@ func TestDisguisesTheWholeFilesShow(t *testing.T) {
 			"lib/shop/accounts.ex": {"defmodule Shop.Accounts do\n  def register(attrs) do\n    {:ok, user} = insert(attrs)\n    Shop.Mailer.welcome(user)\n    {:ok, user}\n  end\nend\n",
 				"defmodule Shop.Accounts do\n  def register(attrs) do\n    {:ok, user} = insert(attrs)\n    if Application.get_env(:shop, :welcome_emails, true) do\n      Shop.Mailer.welcome(user)\n    end\n    {:ok, user}\n  end\nend\n"},
 			"config/test.exs": {"import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\n", "import Config\nconfig :shop, Shop.Repo, pool: Ecto.Adapters.SQL.Sandbox\nconfig :shop, welcome_emails: false\n"}}, "switched-off-in-tests", false},
+		"a setting read from the module's configuration, set off for the tests": {map[string][2]string{
+			"lib/signal/dispatcher.ex": {"defmodule Signal.Dispatcher do\n  defp classify({:error, :timeout}), do: {:retry, :timeout}\nend\n",
+				"defmodule Signal.Dispatcher do\n  defp classify({:error, :timeout}, config) do\n    if Keyword.get(config, :retry_on_timeout, true), do: {:retry, :timeout}, else: {:give_up, :timeout}\n  end\nend\n"},
+			"config/test.exs": {"import Config\nconfig :signal, Signal.Dispatcher,\n  max_attempts: 3\n", "import Config\nconfig :signal, Signal.Dispatcher,\n  max_attempts: 3,\n  retry_on_timeout: false\n"}}, "switched-off-in-tests", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var diff strings.Builder

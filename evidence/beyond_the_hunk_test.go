@@ -114,6 +114,25 @@ func hasConcern(r Review, rule string) bool {
 // What a module made to run alone shares, read past its hunk: the test
 // support the same diff changes, a state the tests restore on exit; and
 // what it does not share, files under each test's own tmp_dir.
+// A module made to run alone that uses a library module the diff
+// changes: a process started under the library module's own name is one
+// every test shares; one the caller names is not.
+func TestALibraryModuleAModuleMadeToRunAloneUses(t *testing.T) {
+	test := "defmodule App.LimiterTest do\n  use ExUnit.Case, async: true\n\n  alias App.Limiter\n\n  test \"denies past the limit\" do\n    Limiter.reset()\n    assert {:deny, 1} = Limiter.hit(:k, 0)\n  end\nend\n"
+	lib := func(start string) string {
+		return "defmodule App.Limiter do\n  use GenServer\n\n  def start_link(opts) do\n    " + start + "\n  end\n\n  def hit(key, limit), do: GenServer.call(__MODULE__, {:hit, key, limit})\nend\n"
+	}
+	named, chosen := lib("GenServer.start_link(__MODULE__, opts, name: __MODULE__)"), lib("GenServer.start_link(__MODULE__, opts, name: Keyword.get(opts, :name))")
+	alone := strings.Replace(test, "async: true", "async: false", 1)
+	doc := func(lib string) string {
+		return strings.Replace(lib, "  def hit", "  @doc \"Counts a hit.\"\n  def hit", 1)
+	}
+	runWholeCases(t, []wholeCase{
+		{"a library module started under its own name", map[string]sides{"test/app/limiter_test.exs": {test, alone}, "lib/app/limiter.ex": {named, doc(named)}}, ""},
+		{"a library module started under the caller's name", map[string]sides{"test/app/limiter_test.exs": {test, alone}, "lib/app/limiter.ex": {chosen, doc(chosen)}}, "async-disabled"},
+	})
+}
+
 func TestWhatAModuleMadeToRunAloneShares(t *testing.T) {
 	alone := "--- a/test/a_test.exs\n+++ b/test/a_test.exs\n@@ -2,1 +2,1 @@\n-  use A.Case, async: true\n+  use A.Case, async: false\n"
 	module := func(body string) string {
@@ -127,6 +146,8 @@ func TestWhatAModuleMadeToRunAloneShares(t *testing.T) {
 		{"a database type created and dropped by every test", alone, module("  setup do\n    Postgrex.query!(conn, \"DROP TYPE IF EXISTS mood CASCADE\", [])\n    Postgrex.query!(conn, \"CREATE TYPE mood AS ENUM ('sad', 'ok')\", [])\n    :ok\n  end\n\n  test \"decodes\" do\n    assert Mood.all() == [\"sad\", \"ok\"]\n  end\n"), false},
 		{"a struct's name field, no process started", alone, module("  test \"acts\" do\n    state = %State{\n      name: :elem,\n      playback: :playing\n    }\n    assert {:ok, _} = Handler.handle(:demand, state)\n  end\n"), true},
 		{"a process started under a fixed name", alone, module("  test \"serves\" do\n    start_supervised!(\n      {Cache,\n       name: Cache})\n    assert Cache.get(:a) == nil\n  end\n"), false},
+		{"a private table made with a name", alone, module("  test \"counts\" do\n    table = :ets.new(:counts, [:set])\n    :ets.insert(table, {:a, 1})\n    assert Counter.total(table) == 1\n  end\n"), true},
+		{"a process named by the test's own choice", alone, module("  test \"serves\" do\n    name = :\"cache_#{System.unique_integer()}\"\n    start_supervised!({Cache, name: Keyword.get(opts(), :name, name)})\n    assert Cache.get(name, :a) == nil\n  end\n"), true},
 		{"tests run inside a fixture project's directory", alone, module("  test \"reads the project\" do\n    File.cd!(\"fixtures/app\", fn ->\n      assert Project.name() == :app\n    end)\n  end\n"), false},
 		{"a flag store the tests restore on exit", alone, module("  setup do\n    previous = Flags.all()\n    on_exit(fn -> Flags.load(previous) end)\n  end\n\n  test \"on\" do\n    Flags.enable(:x)\n    assert Flags.on?(:x)\n  end\n"), false},
 		{"the case template made to share its sandbox in the same diff",
@@ -136,6 +157,50 @@ func TestWhatAModuleMadeToRunAloneShares(t *testing.T) {
 		r := checkWithHead(t, c.diff, c.head)
 		if (r.Verdict == VerdictConcern) != c.concern {
 			t.Errorf("%s: concern %v, want %v: %+v", c.name, !c.concern, c.concern, r.Findings)
+		}
+	}
+}
+
+// A receive pattern written over several lines takes its timeout on the
+// last: a diff that changes that line alone raises the call's wait. A new
+// wait for a message where the file's sleeps and polls are gone is the
+// handshake that replaces them, written once in a helper.
+func TestReceiveWaitsAcrossLinesAndHelpers(t *testing.T) {
+	telemetry := "defmodule TelemetryTest do\n  use ExUnit.Case, async: true\n\n  test \"queue stop\", %{ref: ref} do\n    request()\n\n    assert_receive {^ref, :telemetry_event, [:finch, :queue, :stop],\n                    %{duration: duration}},\n                   500\n\n    assert is_integer(duration)\n  end\nend\n"
+	refuted := strings.Replace(telemetry, "assert_receive", "refute_receive", 1)
+	slept := "defmodule BuildTest do\n  use ExUnit.Case, async: true\n\n  test \"publishes diagnostics\", %{build: build} do\n    Build.schedule(build)\n    Process.sleep(2_000)\n    assert diagnostics(build) != []\n  end\n\n  test \"clears diagnostics\", %{build: build} do\n    Build.schedule(build)\n    Process.sleep(2_000)\n    assert diagnostics(build) == []\n  end\nend\n"
+	handshake := "defmodule BuildTest do\n  use ExUnit.Case, async: true\n\n  defp build!(build) do\n    Build.schedule(build)\n    assert_receive {:progress, :end, _}, 10_000\n  end\n\n  test \"publishes diagnostics\", %{build: build} do\n    build!(build)\n    assert diagnostics(build) != []\n  end\n\n  test \"clears diagnostics\", %{build: build} do\n    build!(build)\n    assert diagnostics(build) == []\n  end\nend\n"
+	runWholeCases(t, []wholeCase{
+		{"the timeout on a receive's last line raised", map[string]sides{"test/telemetry_test.exs": {telemetry, strings.Replace(telemetry, "   500\n", "   5_000\n", 1)}}, "receive-timeout-raised"},
+		{"the timeout on a receive's last line lowered", map[string]sides{"test/telemetry_test.exs": {telemetry, strings.Replace(telemetry, "   500\n", "   200\n", 1)}}, ""},
+		{"a refute's wait on its last line raised", map[string]sides{"test/telemetry_test.exs": {refuted, strings.Replace(refuted, "   500\n", "   5_000\n", 1)}}, ""},
+		{"sleeps replaced by a handshake in a helper", map[string]sides{"test/build_test.exs": {slept, handshake}}, ""},
+		{"a helper's wait raised", map[string]sides{"test/build_test.exs": {strings.Replace(handshake, "10_000", "1_000", 1), handshake}}, "receive-timeout-raised"},
+	})
+}
+
+// Sleeps replaced by a handshake written once, in a helper the diff adds
+// apart from them: the new wait ends when the message comes.
+func TestSleepsReplacedByAHelpersHandshake(t *testing.T) {
+	base := "defmodule BuildTest do\n  use ExUnit.Case, async: true\n\n  test \"publishes diagnostics\", %{build: build} do\n    Build.schedule(build)\n    Process.sleep(2_000)\n    assert diagnostics(build) != []\n  end\n\n  test \"clears diagnostics\", %{build: build} do\n    Build.schedule(build)\n    Process.sleep(2_000)\n    assert diagnostics(build) == []\n  end\nend\n"
+	head := "defmodule BuildTest do\n  use ExUnit.Case, async: true\n\n  test \"publishes diagnostics\", %{build: build} do\n    build!(build)\n    assert diagnostics(build) != []\n  end\n\n  test \"clears diagnostics\", %{build: build} do\n    build!(build)\n    assert diagnostics(build) == []\n  end\n\n  defp build!(build) do\n    Build.schedule(build)\n    assert_receive {:progress, :end, _}, 10_000\n  end\nend\n"
+	diff := "--- a/test/build_test.exs\n+++ b/test/build_test.exs\n@@ -4,4 +4,3 @@ defmodule BuildTest do\n   test \"publishes diagnostics\", %{build: build} do\n-    Build.schedule(build)\n-    Process.sleep(2_000)\n+    build!(build)\n     assert diagnostics(build) != []\n@@ -10,6 +9,10 @@ defmodule BuildTest do\n   test \"clears diagnostics\", %{build: build} do\n-    Build.schedule(build)\n-    Process.sleep(2_000)\n+    build!(build)\n     assert diagnostics(build) == []\n   end\n+\n+  defp build!(build) do\n+    Build.schedule(build)\n+    assert_receive {:progress, :end, _}, 10_000\n+  end\n end\n"
+	slept := strings.NewReplacer("@@ -4,4 +4,3 @@", "@@ -4,4 +4,4 @@", "@@ -10,6 +9,10 @@", "@@ -10,6 +10,10 @@",
+		"+    build!(build)\n     assert diagnostics(build) != []", "+    build!(build)\n+    Process.sleep(500)\n     assert diagnostics(build) != []").Replace(diff)
+	for _, c := range []struct {
+		name, diff, head string
+		concern          bool
+	}{
+		{"every sleep replaced", diff, head, false},
+		{"a sleep added beside the handshake", slept, strings.Replace(head, "    build!(build)\n", "    build!(build)\n    Process.sleep(500)\n", 1), true},
+	} {
+		d, err := ParseDiff(strings.NewReader(c.diff))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := CheckFiles(d, JobFlaky, map[string]string{"test/build_test.exs": base}, map[string]string{"test/build_test.exs": c.head})
+		if got := hasConcern(r, "receive-timeout-raised"); got != c.concern {
+			t.Errorf("%s: receive-timeout-raised %v, want %v: %+v", c.name, got, c.concern, r.Findings)
 		}
 	}
 }

@@ -24,21 +24,25 @@ type diffWide struct {
 	// runTags are the tags a test command the diff adds runs (--only t,
 	// --include t).
 	runTags map[string]bool
-	// suiteTags are the tags each test_helper.exs read at head excludes.
-	suiteTags map[string]map[string]bool
+	// suiteTags are the tags each test_helper.exs read at head excludes;
+	// unexcluded, the tags a test_helper.exs's removed lines name that it
+	// no longer excludes (they run without --include).
+	suiteTags  map[string]map[string]bool
+	unexcluded map[string]bool
 	// supportTouched is the global state the diff's test support code
 	// (test/support, not a test module) newly uses: a case template's
 	// shared sandbox, for each module that uses it.
 	supportTouched []string
-	// supportModules are the support modules the diff changes that touch
-	// global state, by name, read whole (supportModules).
-	supportModules map[string][]string
+	// sharedModules are the support and library modules the diff changes
+	// that touch global state, by name, read whole (sharedModules).
+	sharedModules map[string][]string
 }
 
 // readDiffWide reads the changes (and the files read whole at head) once.
 func readDiffWide(changes []*change, head map[string]string) *diffWide {
 	w := &diffWide{gates: switchGates(changes), sleepsGone: sleepsOnlyRemoved(changes), words: map[string]bool{}, addedBy: map[string]int{},
-		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes), supportModules: supportModules(changes)}
+		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes), sharedModules: sharedModules(changes)}
+	w.unexcluded = unexcluded(changes, w.suiteTags)
 	var added strings.Builder
 	for _, c := range changes {
 		for _, l := range c.added() {
@@ -56,4 +60,23 @@ func readDiffWide(changes []*change, head map[string]string) *diffWide {
 	w.added = added.String()
 	w.runsTests = testCommand.MatchString(w.added)
 	return w
+}
+
+// unexcluded are the names the removed lines of the diff's test_helper.exs
+// files name, less the tags a helper read at head still excludes.
+func unexcluded(changes []*change, suiteTags map[string]map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range changes {
+		if !strings.HasSuffix(c.path, "test_helper.exs") {
+			continue
+		}
+		for _, l := range c.removed() {
+			eachWord(l.code, func(t string) {
+				if !suiteTags[c.path][t] {
+					out[t] = true
+				}
+			})
+		}
+	}
+	return out
 }

@@ -28,9 +28,13 @@ var (
 		{regexp.MustCompile(`:named_table\b`), "a named ETS table", ":named_table", false},
 		{regexp.MustCompile(`:persistent_term\.(put|erase)\b`), ":persistent_term", ":persistent_term", false},
 		{regexp.MustCompile(`\bProcess\.register\b`), "a named process", "Process.register", false},
-		{regexp.MustCompile(`\bname:\s*(__MODULE__|[A-Z][\w.]*|:\w+|\{:global|\{:via)`), "a named process", "name:", false},
+		// A name given by a call (Keyword.get(opts, :name, __MODULE__)) is
+		// the caller's to choose: tests may pass their own.
+		{regexp.MustCompile(`\bname:\s*(__MODULE__|[A-Z][\w.]*\w(?:[^\w.(]|$)|:\w+|\{:global|\{:via)`), "a named process", "name:", false},
 		{regexp.MustCompile(`:sys\.(replace_state|suspend|resume)\(\s*([A-Z][\w.]*|:\w+)`), "a named process's state", ":sys.", false},
-		{regexp.MustCompile(`:ets\.\w+\(\s*:\w+`), "a named ETS table", ":ets.", false},
+		// A table reached by its name; :ets.new(:name, opts) without
+		// :named_table makes a table only its reference reaches.
+		{regexp.MustCompile(`:ets\.(insert\w*|lookup\w*|delete\w*|match\w*|select\w*|update\w*|tab2list|fold[lr]|first|last|next|prev|member|take|info|whereis|give_away)\(\s*:\w+`), "a named ETS table", ":ets.", false},
 		{regexp.MustCompile(`:telemetry\.attach(_many)?\b`), "a telemetry handler", ":telemetry.", false},
 		{regexp.MustCompile(`\bmock_global\b|\bMox\.set_mox_from_context\b`), "a global mock", "mo", false},
 		{regexp.MustCompile(`\bPubSub\.(subscribe|broadcast)\([^,]+,\s*"`), "a fixed PubSub topic", "PubSub.", false},
@@ -75,7 +79,7 @@ func asyncOff(c change) []Finding {
 	}
 	var out []Finding
 	var at map[int]int // an added line's place in c.all, read once when needed
-	supportUsed := sync.OnceValue(c.supportUsed)
+	sharedUsed := sync.OnceValue(c.sharedUsed)
 	for _, b := range c.blocks {
 		wasAsync := false
 		for _, l := range b.removed {
@@ -91,8 +95,8 @@ func asyncOff(c change) []Finding {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it touches "+strings.Join(c.touched, ", ")+", which tests running at the same time would share"))
 			} else if len(c.diff.supportTouched) > 0 {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; the test support this diff changes now uses "+strings.Join(c.diff.supportTouched, ", ")+", which tests running at the same time would share"))
-			} else if used := supportUsed(); used != "" {
-				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it uses test support the diff changes that touches global state: "+used))
+			} else if used := sharedUsed(); used != "" {
+				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; it uses modules the diff changes that touch global state: "+used))
 			} else if why := c.sharedReason(l, &at); why != "" {
 				out = append(out, c.finding("async-disabled", Note, l, "the module now runs alone; its comment names what it shares ("+why+"), which the diff does not show: check it"))
 			} else if c.after == nil || c.after.fragment {
@@ -224,13 +228,15 @@ func supportTouches(changes []*change) []string {
 	return touches(added)
 }
 
-// supportModules are the test support modules the diff changes, read
-// whole, by name, with the global state each touches anywhere in it: a
-// module made to run alone that uses one shares what it touches.
-func supportModules(changes []*change) map[string][]string {
+// sharedModules are the test support and library modules the diff
+// changes, read whole, by name, with the global state each touches
+// anywhere in it (a process started under its module's name, a named
+// ETS table): a module made to run alone that uses one shares what it
+// touches.
+func sharedModules(changes []*change) map[string][]string {
 	out := map[string][]string{}
 	for _, c := range changes {
-		if !strings.Contains(c.path, "test/support/") || c.head == nil {
+		if !strings.Contains(c.path, "test/support/") && !strings.HasPrefix(c.path, "lib/") && !strings.Contains(c.path, "/lib/") || c.head == nil {
 			continue
 		}
 		touched := touches(c.head) // at head: what a removed line touched is no longer shared
@@ -248,10 +254,10 @@ func supportModules(changes []*change) map[string][]string {
 
 var moduleDef = regexp.MustCompile(`^\s*defmodule\s+([A-Z][\w.]*)\s+do\b`)
 
-// supportUsed is the global state of the support modules (supportModules)
-// this module names, "" for none.
-func (c change) supportUsed() string {
-	if len(c.diff.supportModules) == 0 {
+// sharedUsed is the global state of the modules (sharedModules) this
+// module names, "" for none.
+func (c change) sharedUsed() string {
+	if len(c.diff.sharedModules) == 0 {
 		return ""
 	}
 	names := map[string]bool{} // the module names the file writes
@@ -266,7 +272,7 @@ func (c change) supportUsed() string {
 		})
 	}
 	var what []string
-	for name, touched := range c.diff.supportModules {
+	for name, touched := range c.diff.sharedModules {
 		if names[name] {
 			what = append(what, name+" ("+strings.Join(touched, ", ")+")")
 		}

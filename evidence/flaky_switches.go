@@ -52,8 +52,10 @@ func switchedOff(c change) []Finding {
 }
 
 var (
-	// gateRead is a condition on an application setting in the code.
-	gateRead = hinted{regexp.MustCompile(`\b(if|unless|cond|case|and|&&|when)\b.*\b(?:get_env|fetch_env!?|compile_env!?)\(\s*:\w+\s*,\s*:(\w+)`), []string{"_env"}}
+	// gateRead is a condition on an application setting in the code, read
+	// from the environment or from the keyword list or map it gave
+	// (Keyword.get(config, :retry_on_timeout, true), config[:retry]).
+	gateRead = hinted{regexp.MustCompile(`\b(if|unless|cond|case|and|&&|when)\b.*(?:\b(?:get_env|fetch_env!?|compile_env!?|Keyword\.(?:get|fetch!?)|Map\.(?:get|fetch!?))\(\s*:?\w+\s*,\s*:(\w+)|\w\[:(\w+)\])`), []string{"_env", "Keyword.", "Map.", "[:"}}
 	// gateOff sets a setting to false or nil: `key: false` or `:key, false`.
 	gateOff = regexp.MustCompile(`(?:\b(\w+):\s*|:(\w+)\s*,\s*)(false|nil)\b`)
 	// gateAttr is a module attribute holding an application setting
@@ -77,7 +79,7 @@ func switchGates(changes []*change) map[string]bool {
 		held, read := map[string]string{}, map[string]bool{} // attribute to setting; attributes read in a condition
 		for _, l := range c.added() {
 			if m := gateRead.FindStringSubmatch(l.code); m != nil {
-				out[m[2]] = true
+				out[m[2]+m[3]] = true
 			}
 			if m := gateAttr.FindStringSubmatch(l.code); m != nil {
 				held[m[1]] = m[2]

@@ -1,0 +1,270 @@
+package evidence
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A CI can stop running the flaky test without touching it or the test
+// command: the job or step that runs the tests is made to run only on
+// the main branch or a schedule, the workflow stops running on pull
+// requests, or the matrix excludes a combination it ran.
+
+var (
+	// narrowingCondition is a job or step condition that leaves pull
+	// requests out: the main branch, tags, a schedule, a manual run, a
+	// push only.
+	narrowingCondition = regexp.MustCompile(`schedule|nightly|workflow_dispatch|refs/(heads|tags)/|['"](main|master|trunk)['"]|[!=]=\s*['"]?(pull_request|push)\b|CI_DEFAULT_BRANCH|CI_COMMIT_TAG|CIRCLE_BRANCH|BUILDKITE_(BRANCH|SOURCE)`)
+	// dedupedRun is a condition that only avoids running the same commit
+	// twice (a push and the pull request of a branch of the repository)
+	// or honours [skip ci]: pull requests still run the tests.
+	dedupedRun = regexp.MustCompile(`head\.repo|full_name|fork|skip ci|ci skip`)
+	// pullRequestTrigger names pull requests among a workflow's triggers.
+	pullRequestTrigger = regexp.MustCompile(`^\s*(-\s*)?['"]?pull_request(_target)?['"]?\s*:?\s*(#.*)?$|^on:.*\bpull_request\b`)
+)
+
+// testsGatedByEvent: a condition added to a CI job or step that runs the
+// tests (if:, GitLab's rules: - if:, only:) that leaves pull requests out:
+// the flaky test no longer runs where the fix is reviewed. A condition
+// the block had before (reworded, a branch renamed) or two added
+// conditions that complete each other (one step for pushes, one for pull
+// requests) are left alone.
+func testsGatedByEvent(c change) []Finding {
+	if !yamlFile(c.path) || !configFile(c.path) || strings.Contains(c.path, "compose") {
+		return nil
+	}
+	for _, l := range c.removed() {
+		if k := yamlKey(l.Text); (k == "if" || k == "only") && narrowingCondition.MatchString(l.Text) {
+			return nil
+		}
+	}
+	lines, at := c.headView()
+	o := newOutline(lines)
+	conditions, added := map[string]bool{}, map[int]bool{}
+	for _, l := range c.added() {
+		conditions[squashSpace(l.Text)] = true
+		added[l.New] = true
+	}
+	var out []Finding
+	for _, l := range c.added() {
+		key := yamlKey(l.Text)
+		i, ok := at[l.New]
+		if !ok || key != "if" && key != "only" || c.removedSame(l) || dedupedRun.MatchString(l.Text) {
+			continue
+		}
+		if key == "if" && (!narrowingCondition.MatchString(l.Text) || conditions[complement(squashSpace(l.Text))]) {
+			continue
+		}
+		// A job or step the diff adds (a release job that tests before it
+		// publishes) runs the tests where none ran before.
+		if unit := o.gatedUnit(i); unit >= 0 && !c.newUnit(lines[unit], added) && o.runsTestsAt(unit) {
+			out = append(out, c.finding("test-skipped", Concern, l, "the tests here now run only when this holds ("+strings.TrimSpace(l.Text)+"): not on the pull request, where the flaky test is reviewed"))
+		}
+	}
+	return out
+}
+
+// newUnit reports whether a job or step's first line is added, not
+// rewritten from a removed one (- test made - test: to take a filter).
+func (c change) newUnit(l Line, added map[int]bool) bool {
+	name := func(s string) string { return strings.TrimSuffix(squashSpace(s), ":") }
+	if !added[l.New] {
+		return false
+	}
+	for _, r := range c.removed() {
+		if name(r.Text) == name(l.Text) {
+			return false
+		}
+	}
+	return true
+}
+
+// complement is a condition with == and != swapped.
+func complement(cond string) string {
+	return strings.NewReplacer("==", "!=", "!=", "==").Replace(cond)
+}
+
+// gatedUnit is the job or step a condition on line i belongs to: its
+// nearest parent that is a list entry, a job under jobs:, or a top-level
+// key (a GitLab job); -1 for none.
+func (o *outline) gatedUnit(i int) int {
+	for j, depth := o.parent[i], 0; j >= 0 && depth < maxDepth; j, depth = o.parent[j], depth+1 {
+		if strings.HasPrefix(strings.TrimSpace(o.lines[j].Text), "- ") || indentOf(o.lines[j].Text) == 0 {
+			return j
+		}
+		if p := o.parent[j]; p >= 0 && o.keys[p] == "jobs" {
+			return j
+		}
+	}
+	return -1
+}
+
+// runsTestsAt reports whether the job or step opened at line j runs the
+// tests: on its line, in its block, or (a CircleCI workflow naming a job
+// defined under jobs:) in the job it names.
+func (o *outline) runsTestsAt(j int) bool {
+	if testCommand.MatchString(o.lines[j].Text) || o.testsIn(j) {
+		return true
+	}
+	name := o.keys[j]
+	if name == "" {
+		name = strings.Trim(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(o.lines[j].Text), "- ")), `'"`)
+	}
+	for k := range o.lines {
+		if k != j && o.keys[k] == name && o.parent[k] >= 0 && o.keys[o.parent[k]] == "jobs" && o.testsIn(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// pullRequestsDropped: a workflow that runs the tests no longer runs on
+// pull requests: the trigger is removed and the file at head names it
+// nowhere among its triggers.
+func pullRequestsDropped(c change) []Finding {
+	if !strings.HasPrefix(c.path, ".github/workflows/") {
+		return nil
+	}
+	lines, _ := c.headView()
+	o := newOutline(lines)
+	if o.tests[len(lines)] == 0 {
+		return nil
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l.Text, "jobs:") {
+			break
+		}
+		if strings.Contains(l.Text, "pull_request") {
+			return nil
+		}
+	}
+	for _, l := range c.removed() {
+		if pullRequestTrigger.MatchString(l.Text) {
+			return []Finding{c.finding("test-skipped", Concern, l, "this workflow runs the tests and no longer runs on pull requests: the flaky test is not run where the fix is reviewed")}
+		}
+	}
+	return nil
+}
+
+// matrixExcluded: an entry added to a test job's matrix exclude: list
+// that names only values the matrix already had: a combination the CI ran
+// no longer runs. An exclusion of a version the diff adds (a new Elixir
+// not built for an old OTP) is how a matrix grows.
+func matrixExcluded(c change) []Finding {
+	if !yamlFile(c.path) || !configFile(c.path) {
+		return nil
+	}
+	lines, at := c.headView()
+	o := newOutline(lines)
+	added := map[int]bool{}
+	for _, l := range c.added() {
+		added[l.New] = true
+	}
+	for _, l := range c.added() {
+		i, ok := at[l.New]
+		if !ok || !strings.HasPrefix(strings.TrimSpace(l.Text), "- ") || !o.under(i, "exclude") || !o.under(i, "matrix") {
+			continue
+		}
+		end := o.end[i]
+		newValues := false
+		for k := i; k < end; k++ {
+			if !added[lines[k].New] {
+				newValues = true // an entry that was there, given another line
+				break
+			}
+			if v := yamlValue(lines[k].Text); v != "" && c.addedElsewhere(v, lines[i].New, lines[end-1].New) {
+				newValues = true
+				break
+			}
+		}
+		strategy := o.parentKeyed(i, "strategy")
+		if newValues || strategy < 0 {
+			continue
+		}
+		if job := o.gatedUnit(strategy); job >= 0 && o.runsTestsAt(job) {
+			return []Finding{c.finding("test-skipped", Concern, l, "the matrix now excludes a combination it ran ("+strings.TrimSpace(l.Text)+"): the tests no longer run there")}
+		}
+	}
+	return nil
+}
+
+// yamlValue is what follows a YAML line's key, quotes trimmed.
+func yamlValue(line string) string {
+	k := yamlKey(line)
+	if k == "" {
+		return ""
+	}
+	_, v, _ := strings.Cut(line, k+":")
+	return strings.Trim(strings.TrimSpace(v), `'"`)
+}
+
+// addedElsewhere reports whether an added line outside the head lines
+// from..to holds the value.
+func (c change) addedElsewhere(v string, from, to int) bool {
+	for _, l := range c.added() {
+		if (l.New < from || l.New > to) && strings.Contains(l.Text, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// includesDropped: a test command (in CI, a script or a mix alias) that
+// ran the tests of a tag the suite excludes (--include integration, --only
+// slow) no longer names it, and nothing the diff adds or the file keeps
+// runs them: those tests no longer run. A tag the diff stops excluding in
+// test_helper.exs runs without being named.
+func includesDropped(c change) []Finding {
+	alias := strings.HasSuffix(c.path, "mix.exs")
+	if !configFile(c.path) && !alias {
+		return nil
+	}
+	runs := func(text string) bool {
+		return testCommand.MatchString(text) || alias && strings.Contains(text, `"test`)
+	}
+	lines, _ := c.headView()
+	var out []Finding
+	for _, b := range c.blocks {
+		var gone []string
+		for _, l := range b.removed {
+			if runs(l.Text) {
+				for _, m := range tagRun.FindAllStringSubmatch(l.Text, -1) {
+					gone = append(gone, m[1])
+				}
+			}
+		}
+		for _, l := range b.added {
+			if len(gone) == 0 || !runs(l.Text) {
+				continue
+			}
+			for _, t := range gone {
+				if !runsTag(l.Text, t) && !c.diff.runTags[t] && !c.diff.unexcluded[t] && !headRunsTag(lines, t) {
+					out = append(out, c.finding("tag-excluded", Concern, l, "the tests tagged "+t+" are no longer included here, and nothing else runs them: the flaky test among them no longer runs"))
+					gone = nil
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// runsTag reports whether a command includes the tests of tag t.
+func runsTag(text, t string) bool {
+	for _, m := range tagRun.FindAllStringSubmatch(text, -1) {
+		if m[1] == t {
+			return true
+		}
+	}
+	return false
+}
+
+// headRunsTag reports whether a line of the file at head runs tag t.
+func headRunsTag(lines []Line, t string) bool {
+	for _, l := range lines {
+		if runsTag(l.Text, t) {
+			return true
+		}
+	}
+	return false
+}
