@@ -164,5 +164,85 @@ func gateClausesAdded(c change) []Finding {
 		}
 		out = append(out, c.finding("authorization-changed", Concern, l, "a new clause of `"+d.name+"` lets through everyone it matches: check who it admits that the other clauses refused"))
 	}
+	return append(out, c.gatesLoosened()...)
+}
+
+// gateName is a function that decides whether a request, a socket or a
+// join goes on: a plug's call/2, a channel's join/3, a socket's
+// connect/3, a LiveView hook's on_mount/4, one named for its check.
+var gateName = regexp.MustCompile(`^(call|join|connect|on_mount|authori[sz]e\w*|authenticate\w*|verify\w*|require_\w+|ensure_\w+|check_\w+|can_\w+\?|allowed\?|permitted\?)$`)
+
+// gatesLoosened: a clause of a gate function (gateName, or a function
+// plug the file names) that refused someone at base and checked before
+// every way it let a request through, changed by the diff under the same
+// head, that now has a way through that checks nothing: a case branch for
+// a nil user that admits, a with's else branch that goes on. Conditions
+// are not compared as text (a check rewritten reads as another); only
+// whether each way through still holds one. Both sides must be read
+// whole: a clause cut by a hunk's edge reads as asking less.
+func (c change) gatesLoosened() []Finding {
+	if c.before.fragment || c.after.fragment {
+		return nil
+	}
+	plugged := map[string]bool{}
+	for _, p := range plugStatements(c.all, '-') {
+		plugged[strings.TrimPrefix(p.name, ":")] = true
+	}
+	type key struct {
+		name, head string
+		arity      int
+	}
+	was := map[key][]defUnit{}
+	for _, d := range c.before.defs {
+		k := key{d.name, d.head, d.arity}
+		was[k] = append(was[k], d)
+	}
+	added := c.added()
+	baseLines := strings.Split(c.before.text, "\n")
+	var out []Finding
+	for _, d := range c.after.defs {
+		olds := was[key{d.name, d.head, d.arity}]
+		if len(olds) != 1 || !gateName.MatchString(d.name) && !plugged[d.name] {
+			continue
+		}
+		i := slices.IndexFunc(added, func(l Line) bool { return d.start <= l.New && l.New <= d.end })
+		if i < 0 || !refusal.MatchString(strings.Join(baseLines[olds[0].start-1:min(olds[0].end, len(baseLines))], "\n")) {
+			continue
+		}
+		if allChecked(c.before.inlined(olds[0])) && !allChecked(c.after.inlined(d)) {
+			out = append(out, c.finding("authorization-changed", Concern, added[i], "`"+d.name+"` checked something on every way it let a request through; now one way through checks nothing: check who it admits"))
+		}
+	}
 	return out
+}
+
+// allChecked reports whether every alternative of a requirement holds a
+// check.
+func allChecked(req [][]string) bool {
+	for _, alt := range req {
+		if !slices.ContainsFunc(alt, isCheck) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	// sideEffect is a statement that does something and checks nothing.
+	sideEffect = regexp.MustCompile(`^(Logger|IO|Process|Phoenix\.PubSub|:telemetry)\.|^(send|assign|assign_new|push|put_\w+|broadcast\w*|track|register_\w+)\(`)
+	// askedOf is a comparison or a call: something asked of a value.
+	askedOf = regexp.MustCompile(`[=!<>]=|[<>]|\bin\b|[\w?!]\(`)
+)
+
+// isCheck reports whether a condition asks something of the request: a
+// comparison or a call, not a pattern alone (nil, []), a branch reached
+// when a check failed, or a side effect.
+func isCheck(cond string) bool {
+	switch {
+	case strings.HasPrefix(cond, "not (") || strings.HasPrefix(cond, "failed with ") || strings.Contains(cond, " matches "):
+		return false
+	case sideEffect.MatchString(cond):
+		return false
+	}
+	return askedOf.MatchString(cond)
 }

@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -100,4 +101,55 @@ func roleRank(v string) int {
 func lesserRole(was, now string) bool {
 	w, n := roleRank(was), roleRank(now)
 	return w >= 0 && n >= 0 && n <= w
+}
+
+var (
+	// policyGrant is an Ash policy check that lets an actor through when
+	// it holds: the policy passes on any one of them.
+	policyGrant = hinted{regexp.MustCompile(`^\s*authorize_(if|unless)\b`), []string{"authorize_"}}
+	// policyOpen opens an Ash policy or bypass block.
+	policyOpen = regexp.MustCompile(`^\s*(policy|bypass)\b.*\bdo\s*$`)
+)
+
+// policiesWidened: an authorize_if added to an Ash policy the file had:
+// the policy passes on any of its authorize_if checks, so the new one lets
+// through every actor it matches, whatever the others ask. A check
+// rewritten in its place (the block removes one) is left to a reader.
+func policiesWidened(c change) []Finding {
+	if c.test || !elixirFile(c.path) {
+		return nil
+	}
+	lines, at := c.headView()
+	added := map[int]bool{}
+	for _, l := range c.added() {
+		added[l.New] = true
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		if slices.ContainsFunc(b.removed, func(l Line) bool { return policyGrant.MatchString(l.code) }) {
+			continue
+		}
+		for _, l := range b.added {
+			i, ok := at[l.New]
+			if !ok || !policyGrant.MatchString(l.code) {
+				continue
+			}
+			if open := enclosing(lines, i); open >= 0 && policyOpen.MatchString(lines[open].code) && !added[lines[open].New] {
+				out = append(out, c.finding("policy-widened", Concern, l, "a policy that existed passes on a new check ("+strings.TrimSpace(l.code)+"): every actor it matches is now let through, whatever the policy's other checks ask"))
+			}
+		}
+	}
+	return out
+}
+
+// enclosing is the nearest line before line i indented less: the block
+// it sits in, -1 for none.
+func enclosing(lines []Line, i int) int {
+	depth := indentOf(lines[i].Text)
+	for j := i - 1; j >= 0 && j >= i-maxJoined; j-- {
+		if d := indentOf(lines[j].Text); d >= 0 && d < depth {
+			return j
+		}
+	}
+	return -1
 }

@@ -33,7 +33,7 @@ func plugsRemoved(c change) []Finding {
 			if named < 0 {
 				named = i
 			}
-			if requiresAll(n.requires, p.requires) {
+			if plugCovers(n, p) {
 				match = i
 				break
 			}
@@ -46,6 +46,8 @@ func plugsRemoved(c change) []Finding {
 			used[match] = true
 		case !p.changed:
 			// seen only as context: not this diff's doing
+		case named < 0 && c.guardedByRouter(p.name):
+			// moved into the router, in front of every route to here
 		case named < 0:
 			out = append(out, c.finding("plug-removed", Concern, p.line, fmt.Sprintf("the plug %s no longer runs here: requests it stopped now reach the action", p.name)))
 		default:
@@ -163,6 +165,46 @@ func unionOf(list []plugStatement, name string) string {
 		}
 	}
 	return strings.Join(all, " ")
+}
+
+// actionGuard is a plug's when clause on the action: `when action in
+// [...]` or `when action not in [...]`.
+var actionGuard = regexp.MustCompile(`\bwhen\s+action\s+(not\s+in|in)\s+(\[[^\]]*\]|~w[(\[{][^)\]}]*[)\]}]a?)\s*\)?\s*$`)
+
+// plugCovers reports whether a plug now asks at least what it did of
+// every action it guarded: the same requirements, and a when clause on
+// the action that covers the actions the old one did (`in [:show]`
+// covered by `not in [:index]`, a when clause dropped).
+func plugCovers(now, was plugStatement) bool {
+	nm, wm := actionGuard.FindStringSubmatchIndex(now.opts), actionGuard.FindStringSubmatchIndex(was.opts)
+	if nm == nil && wm == nil || !requiresAll(requirements(cut(now.opts, nm)), requirements(cut(was.opts, wm))) {
+		return requiresAll(now.requires, was.requires)
+	}
+	if nm == nil {
+		return true // every action now
+	}
+	if wm == nil {
+		return false // every action before, some now
+	}
+	nowOut, wasOut := now.opts[nm[2]:nm[3]] != "in", was.opts[wm[2]:wm[3]] != "in"
+	nowActions, wasActions := strings.Fields(requirements(now.opts[nm[4]:nm[5]])), strings.Fields(requirements(was.opts[wm[4]:wm[5]]))
+	switch {
+	case !nowOut && !wasOut:
+		return containsAll(nowActions, wasActions)
+	case nowOut && !wasOut:
+		return !slices.ContainsFunc(wasActions, func(a string) bool { return slices.Contains(nowActions, a) })
+	case nowOut && wasOut:
+		return containsAll(wasActions, nowActions)
+	}
+	return false // every action but some before, a list now
+}
+
+// cut is s without the match at m (nil: s).
+func cut(s string, m []int) string {
+	if m == nil {
+		return s
+	}
+	return s[:m[0]] + s[m[1]:]
 }
 
 // requiresAll reports whether a plug requiring now asks for at least

@@ -129,3 +129,71 @@ func routesUnguarded(c change) []Finding {
 	}
 	return out
 }
+
+// routedController is the controller a route line names: the first
+// module after its path.
+var routedController = regexp.MustCompile(`^\s*\w+\s*\(?\s*"[^"]*"\s*,\s*([A-Z][\w.]*)`)
+
+// controllerGuards maps each controller the diff's routers route to (by
+// its module's last name) to what guards each of its routes, the routers
+// read whole at head.
+func controllerGuards(changes []*change) map[string][]*guardSet {
+	out := map[string][]*guardSet{}
+	for _, c := range changes {
+		if !strings.HasSuffix(c.path, "router.ex") || c.after == nil || c.after.fragment {
+			continue
+		}
+		lines := strings.Split(c.after.text, "\n")
+		for n, guards := range routeGuards(c.after.text, c.pipelineDefs()) {
+			if m := routedController.FindStringSubmatch(code(lines[n-1])); m != nil {
+				name := m[1][strings.LastIndex(m[1], ".")+1:]
+				out[name] = append(out[name], guards)
+			}
+		}
+	}
+	return out
+}
+
+// guardedByRouter reports whether every route the diff's routers give
+// this controller runs a plug of the name (a function plug :require_admin
+// moved into the router as RequireAdmin): the check moved, it was not
+// dropped.
+func (c change) guardedByRouter(plug string) bool {
+	if c.after == nil || c.after.fragment {
+		return false
+	}
+	var routes []*guardSet
+	for _, l := range strings.Split(c.after.text, "\n") {
+		if m := moduleDef.FindStringSubmatch(l); m != nil {
+			routes = c.diff.controllerGuards[m[1][strings.LastIndex(m[1], ".")+1:]]
+			break
+		}
+	}
+	for _, g := range routes {
+		runs := false
+		for p := range g.plugs {
+			runs = runs || plugKey(p) == plugKey(plug)
+		}
+		if !runs {
+			return false
+		}
+	}
+	return len(routes) > 0
+}
+
+// plugKey is a plug's name as a function plug writes it: RequireAdmin,
+// AppWeb.RequireAdmin and :require_admin are one.
+func plugKey(name string) string {
+	name = strings.TrimPrefix(name[strings.LastIndex(name, ".")+1:], ":")
+	var b strings.Builder
+	for i, r := range name {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -21,6 +21,9 @@ func (w *walker) branches(n *sitter.Node) (alts [][]string, ok bool) {
 		return nil, false
 	}
 	name := w.callName(n)
+	if name == "with" {
+		return w.withBranches(n)
+	}
 	if name != "case" && name != "if" {
 		return nil, false
 	}
@@ -79,6 +82,49 @@ func (w *walker) branches(n *sitter.Node) (alts [][]string, ok bool) {
 	return out, true
 }
 
+// withBranches reads a with: its do part holds when every clause
+// matched; each else clause when one did not, with what that clause's
+// pattern asks of the value that failed. An else clause that lets the
+// request through is thus an alternative that asks less than the do part.
+func (w *walker) withBranches(n *sitter.Node) (alts [][]string, ok bool) {
+	args, block := namedChildOfType(n, "arguments"), namedChildOfType(n, "do_block")
+	if args == nil || block == nil {
+		return nil, false
+	}
+	var conds []string
+	for i := 0; i < int(args.NamedChildCount()); i++ {
+		a := args.NamedChild(i)
+		if a.Type() == "keywords" {
+			return nil, false // with ..., do: the inline form
+		}
+		conds = append(conds, accessed(squashSpace(w.text(a))))
+	}
+	failed := "not (" + strings.Join(conds, ", ") + ")"
+	var out [][]string
+	var then []*sitter.Node
+	for i := 0; i < int(block.NamedChildCount()); i++ {
+		part := block.NamedChild(i)
+		if part.Type() != "else_block" {
+			if part.Type() != "comment" {
+				then = append(then, part)
+			}
+			continue
+		}
+		for j := 0; j < int(part.NamedChildCount()); j++ {
+			clause := part.NamedChild(j)
+			left, right := clause.ChildByFieldName("left"), clause.ChildByFieldName("right")
+			if clause.Type() != "stab_clause" || left == nil || right == nil {
+				continue
+			}
+			out = append(out, prefixed([]string{failed, "failed with " + patternOf(squashSpace(w.text(left)))}, w.requirement(right))...)
+		}
+	}
+	if len(then) != 1 {
+		return nil, false // a do part of several statements is read whole
+	}
+	return append(prefixed(conds, w.requirement(then[0])), out...), true
+}
+
 // fieldLiteral is a key of a map or struct pattern given a literal value.
 var fieldLiteral = regexp.MustCompile(`(?:^|[{,]\s*)([a-z_]\w*):\s*(:\w+|"[^"]*"|-?[0-9][0-9_.]*|true|false|nil)\s*(?:[,}]|$)`)
 
@@ -112,14 +158,20 @@ func impliedBy(subject, pattern string) []string {
 func (w *walker) bodyRequirement(block *sitter.Node) [][]string {
 	var earlier []string
 	var last *sitter.Node
+	binds := map[string]string{} // names bound to a path: read as the path
 	for i := 0; i < int(block.NamedChildCount()); i++ {
 		switch c := block.NamedChild(i); c.Type() {
 		case "comment":
 		case "else_block", "rescue_block", "catch_block", "after_block":
 			return [][]string{{squashSpace(w.text(block))}}
 		default:
-			if last != nil && !binding.MatchString(w.text(last)) {
-				earlier = append(earlier, squashSpace(w.text(last)))
+			if last != nil {
+				text := squashSpace(w.text(last))
+				if m := boundPath.FindStringSubmatch(text); m != nil {
+					binds[m[1]] = renamed([][]string{{accessed(m[2])}}, binds)[0][0]
+				} else if !binding.MatchString(text) {
+					earlier = append(earlier, renamed([][]string{{text}}, binds)[0][0])
+				}
 			}
 			last = c
 		}
@@ -127,12 +179,18 @@ func (w *walker) bodyRequirement(block *sitter.Node) [][]string {
 	if last == nil {
 		return [][]string{{squashSpace(w.text(block))}}
 	}
-	return prefixed(earlier, w.requirement(last))
+	return prefixed(earlier, renamed(w.requirement(last), binds))
 }
 
-// binding is a statement that only names a value (user = get(id)): it
-// cannot fail, so it is no condition of what follows.
-var binding = regexp.MustCompile(`^\s*[a-z_]\w*\s*=[^=~]`)
+var (
+	// binding is a statement that only names a value (user = get(id)):
+	// it cannot fail, so it is no condition of what follows.
+	binding = regexp.MustCompile(`^\s*[a-z_]\w*\s*=[^=~]`)
+	// boundPath names a value read from another (user =
+	// socket.assigns.current_user): what is asked of the name is asked of
+	// the path, however the clause names it.
+	boundPath = regexp.MustCompile(`^([a-z_]\w*) = ([a-z_]\w*(?:\.[a-z_]\w*|\[:\w+\])+)$`)
+)
 
 // maxAlternatives bounds the alternatives a condition is read as: k
 // terms of (a || b) joined by && are 2^k of them.

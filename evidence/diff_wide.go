@@ -36,12 +36,16 @@ type diffWide struct {
 	// sharedModules are the support and library modules the diff changes
 	// that touch global state, by name, read whole (sharedModules).
 	sharedModules map[string][]string
+	// controllerGuards are what guards each route the diff's routers give
+	// a controller, by the controller's last name (controllerGuards).
+	controllerGuards map[string][]*guardSet
 }
 
 // readDiffWide reads the changes (and the files read whole at head) once.
 func readDiffWide(changes []*change, head map[string]string) *diffWide {
 	w := &diffWide{gates: switchGates(changes), sleepsGone: sleepsOnlyRemoved(changes), words: map[string]bool{}, addedBy: map[string]int{},
-		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes), sharedModules: sharedModules(changes)}
+		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes), sharedModules: sharedModules(changes),
+		controllerGuards: controllerGuards(changes)}
 	w.unexcluded = unexcluded(changes, w.suiteTags)
 	var added strings.Builder
 	for _, c := range changes {

@@ -1,0 +1,50 @@
+package evidence
+
+import (
+	"strings"
+	"testing"
+)
+
+// Where requests, sockets and joins are let in: each way through a gate
+// must still check something, a plug's when clause is compared by the
+// actions it covers, a plug moved into the router is found there, and an
+// Ash policy given one more way to pass lets more through.
+func TestGatesReadWhole(t *testing.T) {
+	verify := "defmodule AppWeb.Plugs.VerifySignature do\n  import Plug.Conn\n  require Logger\n\n  def init(opts), do: opts\n\n  def call(conn, _opts) do\n    with [signature] <- get_req_header(conn, \"x-hub-signature-256\"),\n         :ok <- verify(conn.assigns.raw_body, signature, secret()) do\n      conn\n    else\n      error ->\n        Logger.warning(\"rejected: #{inspect(error)}\")\n        conn |> send_resp(401, \"invalid signature\") |> halt()\n    end\n  end\nend\n"
+	unsigned := strings.Replace(verify, "    else\n", "    else\n      [] ->\n        Logger.warning(\"no signature header\")\n        conn\n\n", 1)
+	stricter := strings.Replace(verify, "         :ok <- verify(", "         :ok <- fresh(conn),\n         :ok <- verify(", 1)
+	join := "defmodule AppWeb.ProjectChannel do\n  use AppWeb, :channel\n\n  def join(\"project:\" <> id, _payload, socket) do\n    user = socket.assigns.current_user\n\n    if Projects.member?(id, user.id) do\n      {:ok, assign(socket, :project_id, id)}\n    else\n      {:error, %{reason: \"unauthorized\"}}\n    end\n  end\nend\n"
+	guest := strings.Replace(join, "    user = socket.assigns.current_user\n\n    if Projects.member?(id, user.id) do\n      {:ok, assign(socket, :project_id, id)}\n    else\n      {:error, %{reason: \"unauthorized\"}}\n    end\n", "    case socket.assigns.current_user do\n      nil ->\n        {:ok, assign(socket, project_id: id, read_only: true)}\n\n      user ->\n        if Projects.member?(id, user.id) do\n          {:ok, assign(socket, :project_id, id)}\n        else\n          {:error, %{reason: \"unauthorized\"}}\n        end\n    end\n", 1)
+	parsed := strings.Replace(join, "    if Projects.member?(id, user.id) do\n      {:ok, assign(socket, :project_id, id)}\n    else\n      {:error, %{reason: \"unauthorized\"}}\n    end\n", "    with {project_id, \"\"} <- Integer.parse(id),\n         true <- Projects.member?(project_id, user.id) do\n      {:ok, assign(socket, :project_id, project_id)}\n    else\n      false -> {:error, %{reason: \"unauthorized\"}}\n      _ -> {:error, %{reason: \"invalid project\"}}\n    end\n", 1)
+	hook := "defmodule AppWeb.UserAuthLive do\n  def on_mount(:require_owner, _params, session, socket) do\n    socket = mount_current_user(socket, session)\n    user = socket.assigns.current_user\n\n    if Properties.owner?(user) do\n      {:cont, socket}\n    else\n      {:halt, redirect(socket, to: \"/\")}\n    end\n  end\nend\n"
+	expired := strings.Replace(hook, "    user = socket.assigns.current_user\n\n    if Properties.owner?(user) do\n      {:cont, socket}\n    else\n      {:halt, redirect(socket, to: \"/\")}\n    end\n", "\n    case socket.assigns.current_user do\n      nil ->\n        {:halt, redirect(socket, to: \"/users/log_in\")}\n\n      user ->\n        if Properties.owner?(user) do\n          {:cont, socket}\n        else\n          {:halt, redirect(socket, to: \"/\")}\n        end\n    end\n", 1)
+	controller := "defmodule AppWeb.ReportController do\n  use AppWeb, :controller\n\n  plug :authorize_report when action in [:show, :edit, :update, :delete]\n\n  def show(conn, _), do: render(conn, :show)\nend\n"
+	policy := "defmodule Helpdesk.Ticket do\n  use Ash.Resource, authorizers: [Ash.Policy.Authorizer]\n\n  policies do\n    policy action_type(:read) do\n      authorize_if expr(reporter_id == ^actor(:id))\n    end\n  end\nend\n"
+	runWholeCasesFor(t, JobAlert, []wholeCase{
+		{"a with's else branch that goes on unsigned", map[string]sides{"lib/app_web/plugs/verify_signature.ex": {verify, unsigned}}, "authorization-changed"},
+		{"a with given one more check", map[string]sides{"lib/app_web/plugs/verify_signature.ex": {verify, stricter}}, ""},
+		{"a join that admits a nil user", map[string]sides{"lib/app_web/channels/project_channel.ex": {join, guest}}, "authorization-changed"},
+		{"a join that parses its id before the same check", map[string]sides{"lib/app_web/channels/project_channel.ex": {join, parsed}}, ""},
+		{"a hook that refuses a nil user before the same check", map[string]sides{"lib/app_web/user_auth_live.ex": {hook, expired}}, ""},
+		{"a plug's actions turned into every action but others", map[string]sides{"lib/app_web/controllers/report_controller.ex": {controller, strings.Replace(controller, "when action in [:show, :edit, :update, :delete]", "when action not in [:index, :new, :create]", 1)}}, ""},
+		{"a plug's actions turned into every action but a guarded one", map[string]sides{"lib/app_web/controllers/report_controller.ex": {controller, strings.Replace(controller, "when action in [:show, :edit, :update, :delete]", "when action not in [:index, :delete]", 1)}}, "plug-changed"},
+		{"a plug given every action", map[string]sides{"lib/app_web/controllers/report_controller.ex": {controller, strings.Replace(controller, " when action in [:show, :edit, :update, :delete]", "", 1)}}, ""},
+		{"an Ash policy that passes on any actor", map[string]sides{"lib/helpdesk/ticket.ex": {policy, strings.Replace(policy, "    policy action_type(:read) do\n", "    policy action_type(:read) do\n      authorize_if actor_present()\n", 1)}}, "policy-widened"},
+		{"a new Ash policy for another action", map[string]sides{"lib/helpdesk/ticket.ex": {policy, strings.Replace(policy, "  policies do\n", "  policies do\n    policy action(:close) do\n      authorize_if relates_to_actor_via(:assignee)\n    end\n\n", 1)}}, ""},
+	})
+}
+
+// A function plug moved out of a controller into a router pipeline is
+// kept where the pipeline guards every route to the controller.
+func TestAPlugMovedIntoTheRouter(t *testing.T) {
+	controller := "defmodule AppWeb.MemberController do\n  use AppWeb, :controller\n\n  plug :require_org_admin\n\n  def index(conn, _), do: render(conn, :index)\n\n  defp require_org_admin(conn, _) do\n    if Orgs.admin?(conn.assigns.org, conn.assigns.current_user), do: conn, else: conn |> send_resp(403, \"\") |> halt()\n  end\nend\n"
+	moved := "defmodule AppWeb.MemberController do\n  use AppWeb, :controller\n\n  def index(conn, _), do: render(conn, :index)\nend\n"
+	router := "defmodule AppWeb.Router do\n  use AppWeb, :router\n\n  pipeline :browser do\n    plug :fetch_session\n  end\n\n  scope \"/orgs/:slug\", AppWeb do\n    pipe_through :browser\n\n    resources \"/members\", MemberController, only: [:index]\n    get \"/members/export\", MemberController, :export\n  end\nend\n"
+	guarded := strings.Replace(strings.Replace(router, "  scope", "  pipeline :org_admin do\n    plug AppWeb.Plugs.RequireOrgAdmin\n  end\n\n  scope", 1), "pipe_through :browser", "pipe_through [:browser, :org_admin]", 1)
+	half := strings.Replace(strings.Replace(router, "  scope", "  pipeline :org_admin do\n    plug AppWeb.Plugs.RequireOrgAdmin\n  end\n\n  scope \"/orgs/:slug\", AppWeb do\n    pipe_through [:browser, :org_admin]\n\n    resources \"/members\", MemberController, only: [:index]\n  end\n\n  scope", 1), "    resources \"/members\", MemberController, only: [:index]\n    get", "    get", 1)
+	plug := "defmodule AppWeb.Plugs.RequireOrgAdmin do\n  def init(opts), do: opts\n  def call(conn, _), do: conn\nend\n"
+	runWholeCasesFor(t, JobAlert, []wholeCase{
+		{"moved into a pipeline every route to it goes through", map[string]sides{"lib/app_web/controllers/member_controller.ex": {controller, moved}, "lib/app_web/router.ex": {router, guarded}, "lib/app_web/plugs/require_org_admin.ex": {"", plug}}, ""},
+		{"moved into a pipeline one route to it skips", map[string]sides{"lib/app_web/controllers/member_controller.ex": {controller, moved}, "lib/app_web/router.ex": {router, half}, "lib/app_web/plugs/require_org_admin.ex": {"", plug}}, "plug-removed"},
+	})
+}
