@@ -45,3 +45,29 @@ func TestIncludedTagsDropped(t *testing.T) {
 		{"a tag added to the test command", map[string]sides{wf: {actions, strings.Replace(actions, "--include proxy", "--include proxy --include slow", 1)}}, ""},
 	})
 }
+
+// CI shapes of other systems and of build files: Buildkite's soft_fail on
+// the tests' exit status, partitions dropped from a matrix, a --timeout on
+// a continued line, a mix alias that reruns failures, a Travis exclusion,
+// and a Travis allow_failures that names a lint job.
+func TestCIShapesOfOtherSystems(t *testing.T) {
+	buildkite := "steps:\n  - label: \":elixir: test\"\n    command: mix test\n  - label: \"credo\"\n    command: mix credo --strict\n"
+	partitions := "jobs:\n  test:\n    strategy:\n      matrix:\n        partition: [1, 2, 3, 4]\n    steps:\n      - run: MIX_TEST_PARTITION=${{ matrix.partition }} mix test --partitions 4\n"
+	makefile := "test-ci:\n\tMIX_ENV=test mix test \\\n\t\t--timeout 60000 \\\n\t\t--warnings-as-errors\n"
+	mix := "  defp aliases do\n    [\n      \"test.ci\": [\n        \"coveralls.github --warnings-as-errors\"\n      ]\n    ]\n  end\n"
+	travis := "language: elixir\nelixir:\n  - 1.14.5\n  - 1.15.7\notp_release:\n  - '25.3'\n  - '26.2'\nscript:\n  - mix test\n"
+	lint := travis + "jobs:\n  include:\n    - stage: lint\n      name: dialyzer\n      script: mix dialyzer\n"
+	runWholeCases(t, []wholeCase{
+		{"Buildkite lets the tests' exit status pass", map[string]sides{".buildkite/pipeline.yml": {buildkite, strings.Replace(buildkite, "    command: mix test\n", "    command: mix test\n    soft_fail:\n      - exit_status: 2\n", 1)}}, "failure-ignored"},
+		{"Buildkite lets credo's exit status pass", map[string]sides{".buildkite/pipeline.yml": {buildkite, buildkite + "    soft_fail:\n      - exit_status: 2\n"}}, ""},
+		{"a partition dropped from the matrix", map[string]sides{".github/workflows/ci.yml": {partitions, strings.Replace(partitions, "[1, 2, 3, 4]", "[1, 2, 3]", 1)}}, "test-skipped"},
+		{"the suite split into fewer partitions", map[string]sides{".github/workflows/ci.yml": {partitions, strings.Replace(strings.Replace(partitions, "[1, 2, 3, 4]", "[1, 2, 3]", 1), "--partitions 4", "--partitions 3", 1)}}, ""},
+		{"a timeout raised on a continued line", map[string]sides{"Makefile": {makefile, strings.Replace(makefile, "60000", "300000", 1)}}, "test-timeout-raised"},
+		{"a timeout lowered on a continued line", map[string]sides{"Makefile": {makefile, strings.Replace(makefile, "60000", "30000", 1)}}, ""},
+		{"a mix alias that reruns failures", map[string]sides{"mix.exs": {mix, strings.Replace(mix, "\"coveralls.github --warnings-as-errors\"", "\"cmd mix coveralls.github --warnings-as-errors || mix test --failed\"", 1)}}, "ci-retry"},
+		{"a Travis combination it ran excluded", map[string]sides{".travis.yml": {travis, travis + "jobs:\n  exclude:\n    - elixir: 1.14.5\n      otp_release: '26.2'\n"}}, "test-skipped"},
+		{"a new Travis Elixir excluded on an old OTP", map[string]sides{".travis.yml": {travis, strings.Replace(travis, "  - 1.15.7\n", "  - 1.15.7\n  - 1.17.3\n", 1) + "jobs:\n  exclude:\n    - elixir: 1.17.3\n      otp_release: '25.3'\n"}}, ""},
+		{"a Travis lint job allowed to fail", map[string]sides{".travis.yml": {lint, lint + "  allow_failures:\n    - name: dialyzer\n  fast_finish: true\n"}}, ""},
+		{"a Travis matrix entry allowed to fail", map[string]sides{".travis.yml": {lint, lint + "  allow_failures:\n    - otp_release: '26.2'\n"}}, "failure-ignored"},
+	})
+}

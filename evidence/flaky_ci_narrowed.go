@@ -1,7 +1,9 @@
 package evidence
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -162,12 +164,16 @@ func matrixExcluded(c change) []Finding {
 	}
 	for _, l := range c.added() {
 		i, ok := at[l.New]
-		if !ok || !strings.HasPrefix(strings.TrimSpace(l.Text), "- ") || !o.under(i, "exclude") || !o.under(i, "matrix") {
+		travis := c.path == ".travis.yml" // its matrix expands the file's own script
+		if !ok || !strings.HasPrefix(strings.TrimSpace(l.Text), "- ") || !o.under(i, "exclude") || !o.under(i, "matrix") && !travis {
 			continue
 		}
 		end := o.end[i]
 		newValues := false
 		for k := i; k < end; k++ {
+			if indentOf(lines[k].Text) < 0 {
+				continue // blank or a comment
+			}
 			if !added[lines[k].New] {
 				newValues = true // an entry that was there, given another line
 				break
@@ -178,10 +184,10 @@ func matrixExcluded(c change) []Finding {
 			}
 		}
 		strategy := o.parentKeyed(i, "strategy")
-		if newValues || strategy < 0 {
+		if newValues || strategy < 0 && !travis {
 			continue
 		}
-		if job := o.gatedUnit(strategy); job >= 0 && o.runsTestsAt(job) {
+		if job := o.gatedUnit(max(strategy, 0)); travis && o.tests[len(lines)] > 0 || !travis && job >= 0 && o.runsTestsAt(job) {
 			return []Finding{c.finding("test-skipped", Concern, l, "the matrix now excludes a combination it ran ("+strings.TrimSpace(l.Text)+"): the tests no longer run there")}
 		}
 	}
@@ -267,4 +273,104 @@ func headRunsTag(lines []Line, t string) bool {
 		}
 	}
 	return false
+}
+
+var (
+	// partitionCount is the number of partitions a test command splits
+	// the suite into.
+	partitionCount = regexp.MustCompile(`--partitions[= ]+([0-9]+)`)
+	// intList is a YAML key given an inline list of numbers.
+	intList = regexp.MustCompile(`^\s*(?:-\s+)?([\w-]+):\s*\[\s*([0-9][0-9,\s]*)\]`)
+)
+
+// partitionsDropped: a matrix's list of partitions made shorter while the
+// test command still splits the suite into as many: the tests of the
+// partitions left out no longer run.
+func partitionsDropped(c change) []Finding {
+	if !yamlFile(c.path) || !configFile(c.path) {
+		return nil
+	}
+	lines, _ := c.headView()
+	parts := 0
+	for _, l := range lines {
+		if m := partitionCount.FindStringSubmatch(l.Text); m != nil && testCommand.MatchString(l.Text) {
+			parts, _ = strconv.Atoi(m[1])
+		}
+	}
+	if parts == 0 {
+		return nil
+	}
+	for _, b := range c.blocks {
+		had := map[string]int{}
+		for _, l := range b.removed {
+			if m := intList.FindStringSubmatch(l.Text); m != nil {
+				had[m[1]] = len(strings.FieldsFunc(m[2], func(r rune) bool { return r == ',' || r == ' ' }))
+			}
+		}
+		for _, l := range b.added {
+			m := intList.FindStringSubmatch(l.Text)
+			if m == nil {
+				continue
+			}
+			if now := len(strings.FieldsFunc(m[2], func(r rune) bool { return r == ',' || r == ' ' })); now < had[m[1]] && now < parts {
+				return []Finding{c.finding("test-skipped", Concern, l, fmt.Sprintf("the matrix now runs %d of the %d partitions the test command splits the suite into: the tests of the others no longer run", now, parts))}
+			}
+		}
+	}
+	return nil
+}
+
+// timeoutFlag is a command's --timeout.
+var timeoutFlag = regexp.MustCompile(`--timeout[= ]+([0-9][0-9_]*)`)
+
+// testTimeoutsRaised: a test command's --timeout raised, the command read
+// at head whole over the lines a backslash continues (a Makefile recipe,
+// a script): every test is given more time.
+func testTimeoutsRaised(c change) []Finding {
+	if !configFile(c.path) && !strings.HasSuffix(c.path, "Makefile") {
+		return nil
+	}
+	timeout := func(lines []Line, i int) int64 {
+		cmd := shellCommand(lines, i)
+		if m := testTimeout.FindStringSubmatch(cmd); m != nil {
+			v, _ := largestLiteral(m[1])
+			return v
+		}
+		return 0
+	}
+	after, afterAt := c.headView()
+	var out []Finding
+	for _, b := range c.blocks {
+		var old int64
+		for _, l := range b.removed {
+			if m := timeoutFlag.FindStringSubmatch(l.Text); m != nil {
+				v, _ := largestLiteral(m[1])
+				old = max(old, v)
+			}
+		}
+		for _, l := range b.added {
+			if now := timeout(after, afterAt[l.New]); old > 0 && now > old && strings.Contains(l.Text, "--timeout") {
+				out = append(out, c.finding("test-timeout-raised", Concern, l, fmt.Sprintf("every test is given more time (--timeout %d, was %d): a longer wait, not a fix", now, old)))
+			}
+		}
+	}
+	return out
+}
+
+// shellCommand is the command line i belongs to, joined over the lines a
+// trailing backslash continues.
+func shellCommand(lines []Line, i int) string {
+	start := i
+	for start > 0 && i-start < maxJoined && strings.HasSuffix(strings.TrimRight(lines[start-1].Text, " \t"), "\\") {
+		start--
+	}
+	var b strings.Builder
+	for j := start; j < len(lines) && j-start < maxJoined; j++ {
+		text := strings.TrimRight(lines[j].Text, " \t")
+		b.WriteString(strings.TrimSuffix(text, "\\") + " ")
+		if !strings.HasSuffix(text, "\\") {
+			break
+		}
+	}
+	return b.String()
 }

@@ -65,7 +65,7 @@ func ciRetries(c change) []Finding {
 			out = append(out, c.finding("failure-ignored", Concern, l, "the job may now fail with these exit codes and the CI still pass ("+text+"): mix test exits 2 when tests fail"))
 			continue
 		}
-		if yamlFile(c.path) && (o.keys[i] == "allow_failures" || o.under(i, "allow_failures")) {
+		if yamlFile(c.path) && o.under(i, "allow_failures") && !o.namesOtherJob(i) {
 			out = append(out, c.finding("failure-ignored", Concern, l, "the CI passes when these jobs fail ("+text+", under allow_failures): a flaky test on them fails unseen"))
 			continue
 		}
@@ -232,12 +232,45 @@ func (o *outline) jobRunsTests(setting int) bool {
 	return o.tests[to] > o.tests[from] || o.cmds[to] == o.cmds[from]
 }
 
+// namesOtherJob reports whether a Travis allow_failures entry names, by
+// its name: or stage:, jobs whose own script runs something else than the
+// tests (a dialyzer or format job): their failures were never the tests'.
+func (o *outline) namesOtherJob(i int) bool {
+	key := o.keys[i]
+	if key != "name" && key != "stage" {
+		return false
+	}
+	value := yamlValue(o.lines[i].Text)
+	named := false
+	for k := range o.lines {
+		if k == i || o.keys[k] != key || yamlValue(o.lines[k].Text) != value || o.under(k, "allow_failures") {
+			continue
+		}
+		entry := k
+		if !strings.HasPrefix(strings.TrimSpace(o.lines[k].Text), "- ") {
+			entry = o.parent[k]
+		}
+		if entry < 0 || o.runsTestsAt(entry) {
+			return false
+		}
+		if from, to := o.block(entry); o.cmds[to] == o.cmds[from] {
+			return false // no script of its own: it runs the file's, the tests
+		}
+		named = true
+	}
+	return named
+}
+
 // exitCodesAllowed reports whether a YAML line lists exit codes a job
-// may fail with (GitLab's allow_failure: exit_codes:), for a job that runs
-// the tests or is not shown.
+// may fail with (GitLab's allow_failure: exit_codes:, Buildkite's
+// soft_fail: - exit_status:), for a job that runs the tests or is not
+// shown.
 func (o *outline) exitCodesAllowed(i int) bool {
 	allow := o.parentKeyed(i, "allow_failure")
-	if allow < 0 || o.keys[i] != "" && o.keys[i] != "exit_codes" || !testExitCode.MatchString(o.lines[i].Text) {
+	if allow < 0 {
+		allow = o.parentKeyed(i, "soft_fail")
+	}
+	if allow < 0 || o.keys[i] != "" && o.keys[i] != "exit_codes" && o.keys[i] != "exit_status" || !testExitCode.MatchString(o.lines[i].Text) {
 		return false
 	}
 	job := o.parent[allow]
