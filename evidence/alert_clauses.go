@@ -39,6 +39,9 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 			side, n = c.before, l.Old
 		}
 		d := side.defAt(n)
+		if d == nil && moduleFrame.MatchString(l.code) {
+			continue // a module, protocol implementation or alias around the functions
+		}
 		if d == nil {
 			return nil, false
 		}
@@ -109,6 +112,10 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 	return out, true
 }
 
+// moduleFrame is a line that frames functions without deciding anything:
+// a module or implementation opened or closed, an alias or import.
+var moduleFrame = regexp.MustCompile(`^\s*(defmodule|defimpl|defprotocol|alias|import|require|end)\b`)
+
 // guardAdded reports whether a clause's head is an old one given a
 // `when` guard it did not have: it matches fewer.
 func guardAdded(was, now string) bool {
@@ -128,7 +135,7 @@ func admitsAnyone(req [][]string) bool {
 }
 
 // gateFile is code that lets a request, a socket or a channel join in.
-var gateFile = regexp.MustCompile(`_channel\.ex$|/channels/|_socket\.ex$|/mounts?/|/hooks?/|_hooks?\.ex$`)
+var gateFile = regexp.MustCompile(`_channel\.ex$|/channels/|_socket\.ex$|/mounts?/|/hooks?/|_hooks?\.ex$|/resolvers?/|_resolver\.ex$|/middlewares?/`)
 
 // gateClausesAdded: in a router, controller, plug, LiveView or channel
 // read on both sides, a clause added to a function the file had whose
@@ -155,8 +162,8 @@ func gateClausesAdded(c change) []Finding {
 	var out []Finding
 	for _, l := range c.added() {
 		d, opened := opens[l.New]
-		if !opened || !admitsAnyone(d.requires) {
-			continue // only a clause's first line, of a clause that admits everyone
+		if !opened || !admitsAnyone(d.requires) && !c.uncheckedAmongChecked(d) {
+			continue // only a clause's first line, of a clause that admits everyone or without a check
 		}
 		was, existed := heads[key{d.name, d.arity}]
 		if !existed || slices.Contains(was, d.head) || catchAll.MatchString(d.head) {
@@ -165,6 +172,29 @@ func gateClausesAdded(c change) []Finding {
 		out = append(out, c.finding("authorization-changed", Concern, l, "a new clause of `"+d.name+"` lets through everyone it matches: check who it admits that the other clauses refused"))
 	}
 	return append(out, c.gatesLoosened()...)
+}
+
+// uncheckedAmongChecked reports whether a clause lets a request through
+// on a way that checks nothing, where every clause of its function at base
+// checked something on every way through and one refused: an Absinthe
+// resolver's fallback for the unauthenticated made to load what it is
+// asked for.
+func (c change) uncheckedAmongChecked(d defUnit) bool {
+	if c.before.fragment || allChecked(c.after.inlined(d)) {
+		return false
+	}
+	baseLines := strings.Split(c.before.text, "\n")
+	refused := false
+	for _, w := range c.before.defs {
+		if w.name != d.name || w.arity != d.arity {
+			continue
+		}
+		if !allChecked(c.before.inlined(w)) {
+			return false
+		}
+		refused = refused || refusal.MatchString(strings.Join(baseLines[w.start-1:min(w.end, len(baseLines))], "\n"))
+	}
+	return refused
 }
 
 // gateName is a function that decides whether a request, a socket or a
@@ -239,8 +269,11 @@ var (
 // when a check failed, or a side effect.
 func isCheck(cond string) bool {
 	switch {
-	case strings.HasPrefix(cond, "not (") || strings.HasPrefix(cond, "failed with ") || strings.Contains(cond, " matches "):
+	case strings.HasPrefix(cond, "not (") || strings.HasPrefix(cond, "failed with "):
 		return false
+	case strings.Contains(cond, " matches "):
+		_, guard, guarded := strings.Cut(cond, " when ") // a pattern's guard asks something
+		return guarded && askedOf.MatchString(guard)
 	case sideEffect.MatchString(cond):
 		return false
 	}

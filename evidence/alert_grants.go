@@ -14,6 +14,33 @@ import (
 // a map or a struct: `roles: [:none]`, `role: "viewer"`, `access: :read`.
 var roleValue = hinted{regexp.MustCompile(`\b(\w*(?:role|roles|permission|permissions|access|access_level|scope|scopes))\s*(?::|"\s*=>)\s*(:\w+|"[^"]*"|\[[^\]]*\])`), []string{"role", "permission", "access", "scope"}}
 
+// roleList is a list of roles or permissions a module attribute holds
+// (@moderator_roles [:owner, :moderator]) or a role is checked against
+// (role in [:owner, :admin]).
+var roleList = hinted{regexp.MustCompile(`(@\w*(?:role|permission|scope|admins|moderators|allowed|privileged)\w*)\s+(\[[^\]]*\]|~w[(\[][^)\]]*[)\]]a?)|\b(\w*role)\s+in\s+(\[[^\]]*\])`), []string{"role", "permission", "scope", "admins", "moderators", "allowed", "privileged"}}
+
+// isList reports whether a value is a list literal.
+func isList(v string) bool { return strings.HasPrefix(v, "[") || strings.HasPrefix(v, "~w") }
+
+// gainedItems are the items a list now has that it had not, "" when
+// none (or when either value is not a list).
+func gainedItems(was, now string) string {
+	if !isList(was) || !isList(now) {
+		return ""
+	}
+	had := map[string]bool{}
+	for _, w := range strings.Fields(requirements(was)) {
+		had[w] = true
+	}
+	var gained []string
+	for _, w := range strings.Fields(requirements(now)) {
+		if !had[w] {
+			gained = append(gained, w)
+		}
+	}
+	return strings.Join(gained, ", ")
+}
+
 // rolesGranted: in the code under test, a role, permission or access
 // level set in a literal that now has another value than the line it
 // replaces: who gets what changed. A value the file sets as often as
@@ -26,7 +53,15 @@ func rolesGranted(c change) []Finding {
 		if l.code == "" {
 			return nil // a comment, or a heredoc's text
 		}
-		return roleValue.FindAllStringSubmatch(withStrings(l.Text), -1)
+		text := withStrings(l.Text)
+		out := roleValue.FindAllStringSubmatch(text, -1)
+		for _, m := range roleList.FindAllStringSubmatch(text, -1) {
+			if m[1] == "" {
+				m = []string{m[0], m[3] + " in", m[4]} // role in [...]
+			}
+			out = append(out, m)
+		}
+		return out
 	}
 	gained := map[string]int{} // key=value: how many more times the file sets it
 	for _, l := range c.all {
@@ -50,7 +85,18 @@ func rolesGranted(c change) []Finding {
 		for _, l := range b.added {
 			for _, m := range values(l) {
 				now := strings.TrimSpace(m[2])
-				if old, ok := before[m[1]]; ok && old != now && !lesserRole(old, m[2]) && gained[m[1]+"="+now] > 0 {
+				old, ok := before[m[1]]
+				if !ok || old == now || gained[m[1]+"="+now] <= 0 {
+					continue
+				}
+				// A list of the roles allowed (an attribute, a role in [...])
+				// widens with any role it gains; a role given to someone is
+				// compared by rank.
+				if allowed := strings.HasPrefix(m[1], "@") || strings.HasSuffix(m[1], " in"); allowed {
+					if added := gainedItems(old, now); added != "" {
+						out = append(out, c.finding("role-changed", Concern, l, fmt.Sprintf("%s now also allows %s: who may do what it guards widened", m[1], added)))
+					}
+				} else if !lesserRole(old, m[2]) {
 					out = append(out, c.finding("role-changed", Concern, l, fmt.Sprintf("%s is now %s where it was %s: check who is granted what", m[1], now, old)))
 				}
 			}
@@ -107,6 +153,10 @@ var (
 	// policyGrant is an Ash policy check that lets an actor through when
 	// it holds: the policy passes on any one of them.
 	policyGrant = hinted{regexp.MustCompile(`^\s*authorize_(if|unless)\b`), []string{"authorize_"}}
+	// policyBypass opens an Ash bypass: every action it matches is
+	// authorized. AshAuthentication's own, for its sign-in actions, is
+	// how those actions are meant to run.
+	policyBypass = regexp.MustCompile(`^\s*bypass\b.*\bdo\s*$`)
 	// policyOpen opens an Ash policy or bypass block.
 	policyOpen = regexp.MustCompile(`^\s*(policy|bypass)\b.*\bdo\s*$`)
 )
@@ -125,6 +175,11 @@ func policiesWidened(c change) []Finding {
 		added[l.New] = true
 	}
 	var out []Finding
+	for _, l := range c.added() {
+		if policyBypass.MatchString(l.code) && !strings.Contains(l.code, "AshAuthentication") && !c.removedSame(l) {
+			out = append(out, c.finding("policy-widened", Concern, l, "a bypass added to the policies ("+strings.TrimSpace(l.code)+"): every action it matches is authorized, whatever the policies after it ask"))
+		}
+	}
 	for _, b := range c.blocks {
 		if slices.ContainsFunc(b.removed, func(l Line) bool { return policyGrant.MatchString(l.code) }) {
 			continue
@@ -152,4 +207,61 @@ func enclosing(lines []Line, i int) int {
 		}
 	}
 	return -1
+}
+
+// grantAll is a missing scope, permission or role list made to default to
+// everything: token.scopes || ApiTokens.all_scopes().
+var grantAll = hinted{regexp.MustCompile(`\b\w*(?:scopes|permissions|roles|abilities|access)\b[^|]*\|\|\s*(?:[\w.]*\b(?:all|full|every)\w*|:all|:admin|\[:admin\])`), []string{"||"}}
+
+// grantsAllByDefault: a scope, permission or role list that, when missing,
+// now grants everything: what had none (a legacy token) gets full access.
+func grantsAllByDefault(c change) []Finding {
+	if c.test || !elixirFile(c.path) {
+		return nil
+	}
+	var out []Finding
+	for _, l := range c.added() {
+		if grantAll.MatchString(l.code) && !c.removedSame(l) {
+			out = append(out, c.finding("role-changed", Concern, l, "a missing scope, permission or role list now defaults to all of them ("+strings.TrimSpace(l.code)+"): what had none gets full access"))
+		}
+	}
+	return out
+}
+
+// tenancyWord names what a refusal guards: an organization, a tenant, an
+// owner, a permission, a signature.
+var tenancyWord = regexp.MustCompile(`(?i)\b(org|org_id|organization\w*|tenant\w*|account_id|owner\w*|auth\w*|permission\w*|scope\w*|forbidden|unauthori[sz]ed|signature|token|role|admin|access|prefix)\b`)
+
+// refusalsLogged: outside tests, a refusal that guarded a tenant, an
+// owner or a permission (a raise, an error returned, a halt) replaced by
+// a log line and nothing that refuses: the request now goes on, unscoped
+// or unchecked, where it stopped.
+func refusalsLogged(c change) []Finding {
+	if c.test || !elixirFile(c.path) {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		guarded := false
+		for _, l := range b.removed {
+			guarded = guarded || refusal.MatchString(l.code) && tenancyWord.MatchString(withStrings(l.Text))
+		}
+		if !guarded {
+			continue
+		}
+		logged := -1
+		for i, l := range b.added {
+			if refusal.MatchString(l.code) {
+				logged = -1
+				break
+			}
+			if logged < 0 && strings.Contains(l.code, "Logger.") {
+				logged = i
+			}
+		}
+		if logged >= 0 {
+			out = append(out, c.finding("check-removed", Concern, b.added[logged], "what refused here (a tenant, an owner or a permission unchecked) now logs and goes on: the request is let through"))
+		}
+	}
+	return out
 }

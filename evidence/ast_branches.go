@@ -167,8 +167,8 @@ func (w *walker) bodyRequirement(block *sitter.Node) [][]string {
 		default:
 			if last != nil {
 				text := squashSpace(w.text(last))
-				if m := boundPath.FindStringSubmatch(text); m != nil {
-					binds[m[1]] = renamed([][]string{{accessed(m[2])}}, binds)[0][0]
+				if m := boundPath.FindStringSubmatch(accessed(text)); m != nil {
+					binds[m[1]] = renamed([][]string{{m[2]}}, binds)[0][0]
 				} else if !binding.MatchString(text) {
 					earlier = append(earlier, renamed([][]string{{text}}, binds)[0][0])
 				}

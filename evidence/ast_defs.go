@@ -125,11 +125,17 @@ func (w *walker) requirement(n *sitter.Node) [][]string {
 
 func squashSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// keyAccess is a map's key read by brackets: assigns[:current_user]
-// asks what assigns.current_user asks.
-var keyAccess = regexp.MustCompile(`\[:(\w+)\]`)
+// keyAccess is a map's key read by brackets, assigns[:current_user], or
+// by Map.get with no default, Map.get(assigns, :current_user): each asks
+// what assigns.current_user asks.
+var (
+	keyAccess = regexp.MustCompile(`\[:(\w+)\]`)
+	mapGet    = regexp.MustCompile(`\bMap\.get\(\s*([a-z_][\w.]*)\s*,\s*:(\w+)\s*\)`)
+)
 
-func accessed(cond string) string { return keyAccess.ReplaceAllString(cond, ".$1") }
+func accessed(cond string) string {
+	return mapGet.ReplaceAllString(keyAccess.ReplaceAllString(cond, ".$1"), "$1.$2")
+}
 
 // stricter reports whether what now requires admits no one that was
 // required before: each of its alternatives holds every condition of

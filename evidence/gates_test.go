@@ -48,3 +48,30 @@ func TestAPlugMovedIntoTheRouter(t *testing.T) {
 		{"moved into a pipeline one route to it skips", map[string]sides{"lib/app_web/controllers/member_controller.ex": {controller, moved}, "lib/app_web/router.ex": {router, half}, "lib/app_web/plugs/require_org_admin.ex": {"", plug}}, "plug-removed"},
 	})
 }
+
+// Who may do what written as data: a list of the roles allowed, a
+// missing scope list's default, a refusal that guarded a tenant, an Ash
+// bypass; and rewrites that keep it.
+func TestGrantsWrittenAsData(t *testing.T) {
+	channel := "defmodule AppWeb.RoomChannel do\n  use AppWeb, :channel\n\n  @moderator_roles [:owner, :moderator]\n\n  def handle_in(\"delete\", %{\"id\" => id}, socket) do\n    if socket.assigns.role in @moderator_roles do\n      Chat.delete_message(id)\n      {:reply, :ok, socket}\n    else\n      {:reply, {:error, %{reason: \"forbidden\"}}, socket}\n    end\n  end\nend\n"
+	policy := "defmodule App.Policy do\n  def can?(%User{role: role}, :export) when role in [:owner, :admin], do: true\n  def can?(_, _), do: false\nend\n"
+	scopes := "defmodule AppWeb.Plugs.RequireScope do\n  def call(conn, scope) do\n    token = conn.assigns.token\n    granted = token.scopes\n    if scope in granted, do: conn, else: halt(conn)\n  end\nend\n"
+	repo := "defmodule App.Repo do\n  use Ecto.Repo, otp_app: :app\n  require Logger\n\n  def prepare_query(_operation, query, opts) do\n    cond do\n      opts[:skip_org_id] || opts[:schema_migration] ->\n        {query, opts}\n\n      org_id = opts[:org_id] ->\n        {where(query, org_id: ^org_id), opts}\n\n      true ->\n        raise \"expected org_id or skip_org_id to be set\"\n    end\n  end\nend\n"
+	events := "defmodule App.Events do\n  require Logger\n\n  def handle(%{\"type\" => type} = event) do\n    case type do\n      \"order.paid\" -> Orders.paid(event)\n      _ -> raise \"unknown event type #{type}\"\n    end\n  end\nend\n"
+	invoice := "defmodule App.Invoice do\n  use Ash.Resource, authorizers: [Ash.Policy.Authorizer]\n\n  policies do\n    policy action_type(:read) do\n      authorize_if relates_to_actor_via(:account)\n    end\n  end\nend\n"
+	middleware := "defmodule AppWeb.Middleware.Authorize do\n  @behaviour Absinthe.Middleware\n\n  def call(%{context: context} = resolution, role) do\n    user = context.current_user\n\n    if user && user.role == role do\n      resolution\n    else\n      Absinthe.Resolution.put_result(resolution, {:error, \"forbidden\"})\n    end\n  end\nend\n"
+	abilities := "defmodule App.Abilities do\n  defimpl Canada.Can, for: User do\n    def can?(%User{id: id}, :edit, %Post{author_id: id}), do: true\n    def can?(%User{}, _action, _resource), do: false\n  end\nend\n"
+	runWholeCasesFor(t, JobAlert, []wholeCase{
+		{"a role list widened", map[string]sides{"lib/app_web/channels/room_channel.ex": {channel, strings.Replace(channel, "[:owner, :moderator]", "[:owner, :moderator, :member]", 1)}}, "role-changed"},
+		{"a role list narrowed", map[string]sides{"lib/app_web/channels/room_channel.ex": {channel, strings.Replace(channel, "[:owner, :moderator]", "[:owner]", 1)}}, ""},
+		{"a guard's roles widened", map[string]sides{"lib/app/policy.ex": {policy, strings.Replace(policy, "[:owner, :admin]", "[:owner, :admin, :member]", 1)}}, "role-changed"},
+		{"a missing scope list that grants all", map[string]sides{"lib/app_web/plugs/require_scope.ex": {scopes, strings.Replace(scopes, "granted = token.scopes\n", "granted = token.scopes || ApiTokens.all_scopes()\n", 1)}}, "role-changed"},
+		{"a missing scope list that grants none", map[string]sides{"lib/app_web/plugs/require_scope.ex": {scopes, strings.Replace(scopes, "granted = token.scopes\n", "granted = token.scopes || []\n", 1)}}, ""},
+		{"a tenant check that now logs and goes on", map[string]sides{"lib/app/repo.ex": {repo, strings.Replace(repo, "        raise \"expected org_id or skip_org_id to be set\"\n", "        Logger.warning(\"query without org_id, running unscoped\")\n        {query, opts}\n", 1)}}, "check-removed"},
+		{"an unknown event that now logs", map[string]sides{"lib/app/events.ex": {events, strings.Replace(events, "      _ -> raise \"unknown event type #{type}\"\n", "      _ -> Logger.warning(\"unknown event type #{type}\")\n", 1)}}, ""},
+		{"an Ash bypass for a role", map[string]sides{"lib/app/invoice.ex": {invoice, strings.Replace(invoice, "  policies do\n", "  policies do\n    bypass actor_attribute_equals(:role, :support) do\n      authorize_if always()\n    end\n\n", 1)}}, "policy-widened"},
+		{"AshAuthentication's bypass for its actions", map[string]sides{"lib/app/invoice.ex": {invoice, strings.Replace(invoice, "  policies do\n", "  policies do\n    bypass AshAuthentication.Checks.AshAuthenticationInteraction do\n      authorize_if always()\n    end\n\n", 1)}}, ""},
+		{"a context read with Map.get", map[string]sides{"lib/app_web/middleware/authorize.ex": {middleware, strings.Replace(middleware, "user = context.current_user", "user = Map.get(context, :current_user)", 1)}}, ""},
+		{"a refusing implementation for nil added", map[string]sides{"lib/app/abilities.ex": {abilities, strings.Replace(abilities, "  end\nend\n", "  end\n\n  defimpl Canada.Can, for: Atom do\n    def can?(nil, _action, _resource), do: false\n  end\nend\n", 1)}}, ""},
+	})
+}
