@@ -3,6 +3,7 @@ package evidence
 import (
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -25,11 +26,7 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 	if c.before == nil || c.after == nil || c.before.broken && !c.before.fragment || c.after.broken && !c.after.fragment {
 		return nil, false
 	}
-	type key struct {
-		name  string
-		arity int
-	}
-	touched := map[key]Line{}
+	touched := map[gateKey]Line{}
 	for _, l := range append(c.removed(), c.added()...) {
 		if strings.TrimSpace(l.code) == "" {
 			continue
@@ -45,11 +42,11 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 		if d == nil {
 			return nil, false
 		}
-		if _, seen := touched[key{d.name, d.arity}]; !seen || l.Kind == '+' && touched[key{d.name, d.arity}].Kind == '-' {
-			touched[key{d.name, d.arity}] = l
+		if _, seen := touched[gateKey{d.name, d.arity}]; !seen || l.Kind == '+' && touched[gateKey{d.name, d.arity}].Kind == '-' {
+			touched[gateKey{d.name, d.arity}] = l
 		}
 	}
-	clauses := func(s *source, k key) []defUnit {
+	clauses := func(s *source, k gateKey) []defUnit {
 		var out []defUnit
 		for _, d := range s.defs {
 			if d.name == k.name && d.arity == k.arity {
@@ -144,13 +141,9 @@ func gateClausesAdded(c change) []Finding {
 	if c.test || authPath.MatchString(c.path) || !webFile.MatchString(c.path) && !gateFile.MatchString(c.path) || c.before == nil || c.after == nil {
 		return nil
 	}
-	type key struct {
-		name  string
-		arity int
-	}
-	heads := map[key][]string{}
+	heads := map[gateKey][]string{}
 	for _, d := range c.before.defs {
-		k := key{d.name, d.arity}
+		k := gateKey{d.name, d.arity}
 		heads[k] = append(heads[k], d.head)
 	}
 	opens := map[int]defUnit{} // each clause of the head, by its first line
@@ -159,13 +152,14 @@ func gateClausesAdded(c change) []Finding {
 			opens[d.start] = d
 		}
 	}
+	checked := c.checkedGates()
 	var out []Finding
 	for _, l := range c.added() {
 		d, opened := opens[l.New]
-		if !opened || !admitsAnyone(d.requires) && !c.uncheckedAmongChecked(d) {
+		if !opened || !admitsAnyone(d.requires) && !(checked[gateKey{d.name, d.arity}] && !c.before.fragment && !allChecked(c.after.inlined(d))) {
 			continue // only a clause's first line, of a clause that admits everyone or without a check
 		}
-		was, existed := heads[key{d.name, d.arity}]
+		was, existed := heads[gateKey{d.name, d.arity}]
 		if !existed || slices.Contains(was, d.head) || catchAll.MatchString(d.head) {
 			continue // a new function, a clause kept, or a fallback read by what the others require
 		}
@@ -174,27 +168,32 @@ func gateClausesAdded(c change) []Finding {
 	return append(out, c.gatesLoosened()...)
 }
 
-// uncheckedAmongChecked reports whether a clause lets a request through
-// on a way that checks nothing, where every clause of its function at base
-// checked something on every way through and one refused: an Absinthe
-// resolver's fallback for the unauthenticated made to load what it is
-// asked for.
-func (c change) uncheckedAmongChecked(d defUnit) bool {
-	if c.before.fragment || allChecked(c.after.inlined(d)) {
-		return false
-	}
+// gateKey is a function by its name and arity.
+type gateKey struct {
+	name  string
+	arity int
+}
+
+// checkedGates are the functions of the file at base each clause of which
+// checked something on every way it let a request through, one of them
+// refusing someone: a clause added that lets a request through checking
+// nothing (an Absinthe resolver's fallback for the unauthenticated made to
+// load what it is asked for) asks less than all of them.
+func (c change) checkedGates() map[gateKey]bool {
 	baseLines := strings.Split(c.before.text, "\n")
-	refused := false
+	checked, refused := map[gateKey]bool{}, map[gateKey]bool{}
 	for _, w := range c.before.defs {
-		if w.name != d.name || w.arity != d.arity {
-			continue
+		k := gateKey{w.name, w.arity}
+		if _, seen := checked[k]; !seen {
+			checked[k] = true
 		}
-		if !allChecked(c.before.inlined(w)) {
-			return false
-		}
-		refused = refused || refusal.MatchString(strings.Join(baseLines[w.start-1:min(w.end, len(baseLines))], "\n"))
+		checked[k] = checked[k] && allChecked(c.before.inlined(w))
+		refused[k] = refused[k] || refusal.MatchString(strings.Join(baseLines[w.start-1:min(w.end, len(baseLines))], "\n"))
 	}
-	return refused
+	for k := range checked {
+		checked[k] = checked[k] && refused[k]
+	}
+	return checked
 }
 
 // gateName is a function that decides whether a request, a socket or a
@@ -235,8 +234,8 @@ func (c change) gatesLoosened() []Finding {
 		if len(olds) != 1 || !gateName.MatchString(d.name) && !plugged[d.name] {
 			continue
 		}
-		i := slices.IndexFunc(added, func(l Line) bool { return d.start <= l.New && l.New <= d.end })
-		if i < 0 || !refusal.MatchString(strings.Join(baseLines[olds[0].start-1:min(olds[0].end, len(baseLines))], "\n")) {
+		i := sort.Search(len(added), func(i int) bool { return added[i].New >= d.start }) // added lines are in order
+		if i == len(added) || added[i].New > d.end || !refusal.MatchString(strings.Join(baseLines[olds[0].start-1:min(olds[0].end, len(baseLines))], "\n")) {
 			continue
 		}
 		if allChecked(c.before.inlined(olds[0])) && !allChecked(c.after.inlined(d)) {

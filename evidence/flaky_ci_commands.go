@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -23,51 +24,54 @@ func includesDropped(c change) []Finding {
 	runs := func(text string) bool {
 		return testCommand.MatchString(text) || alias && strings.Contains(text, `"test`)
 	}
-	lines, _ := c.headView()
+	var headTags map[string]bool // the tags a line of the file at head runs, read once
 	var out []Finding
 	for _, b := range c.blocks {
-		var gone []string
+		gone, kept := map[string]bool{}, map[string]bool{}
+		var first *Line // the first test command the block adds
 		for _, l := range b.removed {
 			if runs(l.Text) {
-				for _, m := range tagRun.FindAllStringSubmatch(l.Text, -1) {
-					gone = append(gone, m[1])
+				tagsRun(l.Text, gone)
+			}
+		}
+		for i, l := range b.added {
+			if runs(l.Text) {
+				tagsRun(l.Text, kept)
+				if first == nil {
+					first = &b.added[i]
 				}
 			}
 		}
-		for _, l := range b.added {
-			if len(gone) == 0 || !runs(l.Text) {
-				continue
+		if first == nil || len(gone) == 0 {
+			continue
+		}
+		if headTags == nil {
+			headTags = map[string]bool{}
+			lines, _ := c.headView()
+			for _, l := range lines {
+				tagsRun(l.Text, headTags)
 			}
-			for _, t := range gone {
-				if !runsTag(l.Text, t) && !c.diff.runTags[t] && !c.diff.unexcluded[t] && !headRunsTag(lines, t) {
-					out = append(out, c.finding("tag-excluded", Concern, l, "the tests tagged "+t+" are no longer included here, and nothing else runs them: the flaky test among them no longer runs"))
-					gone = nil
-					break
-				}
+		}
+		var dropped []string
+		for t := range gone {
+			if !kept[t] && !headTags[t] && !c.diff.runTags[t] && !c.diff.unexcluded[t] {
+				dropped = append(dropped, t)
 			}
+		}
+		if len(dropped) > 0 {
+			slices.Sort(dropped)
+			out = append(out, c.finding("tag-excluded", Concern, *first, "the tests tagged "+strings.Join(dropped, ", ")+" are no longer included here, and nothing else runs them: the flaky test among them no longer runs"))
 		}
 	}
 	return out
 }
 
-// runsTag reports whether a command includes the tests of tag t.
-func runsTag(text, t string) bool {
+// tagsRun adds the tags a command includes (--include t, --only t) to
+// into.
+func tagsRun(text string, into map[string]bool) {
 	for _, m := range tagRun.FindAllStringSubmatch(text, -1) {
-		if m[1] == t {
-			return true
-		}
+		into[m[1]] = true
 	}
-	return false
-}
-
-// headRunsTag reports whether a line of the file at head runs tag t.
-func headRunsTag(lines []Line, t string) bool {
-	for _, l := range lines {
-		if runsTag(l.Text, t) {
-			return true
-		}
-	}
-	return false
 }
 
 // timeoutFlag is a command's --timeout.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // A CI can stop running the flaky test without touching it or the test
@@ -112,12 +113,15 @@ func (o *outline) runsTestsAt(j int) bool {
 	if name == "" {
 		name = strings.Trim(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(o.lines[j].Text), "- ")), `'"`)
 	}
-	for k := range o.lines {
-		if k != j && o.keys[k] == name && o.parent[k] >= 0 && o.keys[o.parent[k]] == "jobs" && o.testsIn(k) {
-			return true
+	if o.testJobs == nil {
+		o.testJobs = map[string]bool{}
+		for k := range o.lines {
+			if o.keys[k] != "" && o.parent[k] >= 0 && o.keys[o.parent[k]] == "jobs" && o.testsIn(k) {
+				o.testJobs[o.keys[k]] = true
+			}
 		}
 	}
-	return false
+	return o.testJobs[name]
 }
 
 // pullRequestsDropped: a workflow that runs the tests no longer runs on
@@ -178,7 +182,7 @@ func matrixExcluded(c change) []Finding {
 				newValues = true // an entry that was there, given another line
 				break
 			}
-			if v := yamlValue(lines[k].Text); v != "" && c.addedElsewhere(v, lines[i].New, lines[end-1].New) {
+			if v := yamlValue(lines[k].Text); v != "" && addedValues(c, o, at)[v] {
 				newValues = true
 				break
 			}
@@ -204,15 +208,24 @@ func yamlValue(line string) string {
 	return strings.Trim(strings.TrimSpace(v), `'"`)
 }
 
-// addedElsewhere reports whether an added line outside the head lines
-// from..to holds the value.
-func (c change) addedElsewhere(v string, from, to int) bool {
+// addedValues are the words (versions included) of the lines the diff
+// adds outside a matrix's exclude: lists, read once per change.
+func addedValues(c change, o *outline, at map[int]int) map[string]bool {
+	if o.added != nil {
+		return o.added
+	}
+	o.added = map[string]bool{}
 	for _, l := range c.added() {
-		if (l.New < from || l.New > to) && strings.Contains(l.Text, v) {
-			return true
+		if i, ok := at[l.New]; ok && o.under(i, "exclude") {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(l.Text, func(r rune) bool {
+			return !(r == '.' || r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+		}) {
+			o.added[w] = true
 		}
 	}
-	return false
+	return o.added
 }
 
 var (
