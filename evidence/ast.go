@@ -132,7 +132,7 @@ var sourceQuery = func() *sitter.Query {
 // readArgs are the calls whose arguments the rules read; the others are
 // kept by name and lines only.
 var readArgs = func() map[string]bool {
-	m := map[string]bool{"test": true, "property": true, "describe": true, "def": true, "defp": true, "send": true, "try": true}
+	m := map[string]bool{"test": true, "property": true, "describe": true, "def": true, "defp": true, "defmacro": true, "defmacrop": true, "send": true, "try": true}
 	for _, names := range [][]string{receiveMacros, sleepCalls, awaitCalls} {
 		for _, n := range names {
 			m[n] = true
@@ -197,7 +197,7 @@ func (w *walker) call(n *sitter.Node) {
 		}
 	}
 	w.s.calls = append(w.s.calls, c)
-	if (name == "def" || name == "defp") && args != nil {
+	if (name == "def" || name == "defp" || name == "defmacro" || name == "defmacrop") && args != nil {
 		if d, ok := w.def(args, c.start, c.end); ok {
 			w.s.defs = append(w.s.defs, d)
 		}

@@ -46,6 +46,10 @@ func (c change) testKeepsFolded(l Line, counted func(name string) bool, folded i
 					n += s.helperAsserts()[call.name] // what the file's helper asserts, not its name
 					continue
 				}
+				if k := c.diff.supportAsserts[call.name]; k > 0 && s == c.after && counted("assert") {
+					n += k // what a helper of the diff's test support asserts
+					continue
+				}
 				if counted(call.name) && !(strings.HasPrefix(call.name, "assert_receive") && len(call.args) > 0 && sent[messageTag(call.args[0])]) {
 					n++
 				}
@@ -165,21 +169,28 @@ func (c change) testsStay(removed []Line) bool {
 // that calls a helper that asserts checks what the helper asserts.
 func (s *source) helperAsserts() map[string]int {
 	s.helperOnce.Do(func() {
-		s.helpers = map[string]int{}
-		spans := make([][2]int, len(s.defs))
-		for i, d := range s.defs {
-			spans[i] = [2]int{d.start, d.end}
-		}
-		inDef := newSpanIndex(spans)
-		for _, call := range s.calls {
-			if call.test >= 0 || !assertionCall(call.name) {
-				continue
-			}
-			inDef.holding(call.start, call.end, func(i int) bool {
-				s.helpers[s.defs[i].name]++
-				return false
-			})
-		}
+		s.helpers = s.assertsInDefs(func(callSite) int { return 1 })
 	})
 	return s.helpers
+}
+
+// assertsInDefs sums, for each function of the file, the weight of each
+// assertion made in it outside any test.
+func (s *source) assertsInDefs(weight func(callSite) int) map[string]int {
+	out := map[string]int{}
+	spans := make([][2]int, len(s.defs))
+	for i, d := range s.defs {
+		spans[i] = [2]int{d.start, d.end}
+	}
+	inDef := newSpanIndex(spans)
+	for _, call := range s.calls {
+		if call.test >= 0 || !assertionCall(call.name) {
+			continue
+		}
+		inDef.holding(call.start, call.end, func(i int) bool {
+			out[s.defs[i].name] += weight(call)
+			return false
+		})
+	}
+	return out
 }

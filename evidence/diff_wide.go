@@ -39,13 +39,17 @@ type diffWide struct {
 	// controllerGuards are what guards each route the diff's routers give
 	// a controller, by the controller's last name (controllerGuards).
 	controllerGuards map[string][]*guardSet
+	// supportAsserts counts the assertions each function or macro of the
+	// diff's test support files makes, read whole at head: a test that
+	// calls one asserts what it does.
+	supportAsserts map[string]int
 }
 
 // readDiffWide reads the changes (and the files read whole at head) once.
 func readDiffWide(changes []*change, head map[string]string) *diffWide {
 	w := &diffWide{gates: switchGates(changes), sleepsGone: sleepsOnlyRemoved(changes), words: map[string]bool{}, addedBy: map[string]int{},
 		runTags: map[string]bool{}, suiteTags: suiteExcludes(head), supportTouched: supportTouches(changes), sharedModules: sharedModules(changes),
-		controllerGuards: controllerGuards(changes)}
+		controllerGuards: controllerGuards(changes), supportAsserts: supportAsserts(changes)}
 	w.unexcluded = unexcluded(changes, w.suiteTags)
 	var added strings.Builder
 	for _, c := range changes {
@@ -80,6 +84,27 @@ func unexcluded(changes []*change, suiteTags map[string]map[string]bool) map[str
 					out[t] = true
 				}
 			})
+		}
+	}
+	return out
+}
+
+// supportAsserts counts the checks of each function the diff's test
+// support files (not test modules) define, read whole at head: each
+// assertion, and each value its pattern pins (assert_receive {:email,
+// %{to: ^address, subject: ^subject}} checks the recipient and the
+// subject, as the equalities a test wrote before it called the helper).
+func supportAsserts(changes []*change) map[string]int {
+	out := map[string]int{}
+	for _, c := range changes {
+		if !c.test || strings.HasSuffix(c.path, "_test.exs") || c.after == nil || c.after.fragment {
+			continue
+		}
+		checks := c.after.assertsInDefs(func(call callSite) int {
+			return 1 + strings.Count(strings.Join(call.args, " "), "^")
+		})
+		for name, n := range checks {
+			out[name] += n
 		}
 	}
 	return out

@@ -15,7 +15,7 @@ type rule func(c change) []Finding
 // missing sync point), not a disguise.
 var flakyRules = []rule{sleeps, receiveTimeouts, receiveAfters, attributeTimeouts, callTimeouts, tagTimeouts, timerOptions, waitDefaults, pollTimeouts,
 	deltaSlack, boundsDropped, concurrencyReduced, retries, rescues, skips, exclusions,
-	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, spannedReceiveTimeouts, ciForgives, ciRetries, matrixAllowedToFail, testsGatedByEvent, pullRequestsDropped, matrixExcluded, includesDropped, partitionsDropped, testTimeoutsRaised, propertiesShrunk, doctestsNarrowed, errorsSwallowed, tagsExcludedBySuite, exclusionWidened, libTimeouts,
+	deletedTests, deletedAssertions, weakenedAssertions, narrowedRefutes, asyncOff, templatesMadeSerial, spannedReceiveTimeouts, ciForgives, ciRetries, matrixAllowedToFail, testsGatedByEvent, pullRequestsDropped, matrixExcluded, includesDropped, partitionsDropped, testTimeoutsRaised, propertiesShrunk, doctestsNarrowed, errorsSwallowed, tagsExcludedBySuite, exclusionWidened, libTimeouts,
 	switchedOff, flakyTags, conditionalAssertions, refutedInstead, matchesLoosened, expectationsDropped, seedsFixed}
 
 // sleepCalls are the calls that wait a fixed time.

@@ -102,8 +102,8 @@ func receiveTimeouts(c change) []Finding {
 				return Finding{}
 			case strings.HasPrefix(m, "refute_"):
 				return Finding{} // waiting longer for what must not come only makes the test stricter
-			case c.newTest(l):
-				return Finding{} // a new test's wait was chosen, not raised
+			case c.newTest(l) || c.file.OldPath == "":
+				return Finding{} // a new test's or a new file's wait was chosen, not raised
 			}
 			return c.finding("receive-timeout-raised", Concern, l,
 				fmt.Sprintf("the %s timeout went from %s to %s: waiting longer for the message hides why it is late", m, ms(old), ms(now)))

@@ -123,7 +123,10 @@ func (c change) removedSame(l Line) bool { return c.removedCode[squashSpace(l.co
 // --exclude), so the test stops running where the flake shows.
 var flakyTag = regexp.MustCompile(`^\s*@(tag|moduletag|describetag)\s+(\[\s*)?((:\w+|\w+:\s*[^,\]]+)\s*,\s*)*(:(` + flakyTagNames + `)\b|(` + flakyTagNames + `):\s*true\b)`)
 
-const flakyTagNames = `flaky|flakey|unstable|broken|disabled|quarantined?|skip_ci|ci_skip|known_failure|intermittent|racy|skip_on_ci`
+// flakyTagNames: a tag that sets a test aside by name, alone or said of
+// where it flakes (:flaky_on_ci, :unstable_in_ci); a longer name that only
+// mentions the word names something else.
+const flakyTagNames = `(?:skip_|ci_|known_)?(?:flaky|flakey|unstable|quarantined?|intermittent|racy)(?:_(?:on|in)_\w+|_ci|_tests?)?|known_failure|skip_ci|ci_skip|skip_on_ci|broken|disabled`
 
 // flakyTags: a test, describe block or module newly tagged as flaky.
 func flakyTags(c change) []Finding {

@@ -141,7 +141,7 @@ var (
 	assertion  = hinted{regexp.MustCompile(`^\s*(assert|refute)\w*\b`), []string{"assert", "refute"}}
 	// anyAssertion is an assertion anywhere on a line: at its start, or as
 	// the body of a function a polling helper calls (fn -> assert ... end).
-	anyAssertion = hinted{regexp.MustCompile(`(^\s*|->\s*|\bdo:?\s+)(assert|refute)\w*\b`), []string{"assert", "refute"}}
+	anyAssertion = hinted{regexp.MustCompile(`(^\s*|->\s*|\bdo:?\s+)([A-Z][\w.]*\.)?(assert|refute)\w*\b`), []string{"assert", "refute"}}
 )
 
 // rescues: rescue or catch added in a test, a concern when the test's
@@ -240,6 +240,10 @@ var (
 	excludeList = regexp.MustCompile(`\bexclude:\s*(\[[^\]]*\]|:\w+|\w+:\s*\w+)`)
 	excludeCLI  = regexp.MustCompile(`--exclude[= ]+([\w:.-]+)`)
 	tagName     = regexp.MustCompile(`:?(\w+)`)
+	// excludeVar assigns the variable a test_helper.exs passes as exclude:.
+	excludeVar = regexp.MustCompile(`^\s*exclude\w*\s*=[^=]`)
+	// listAtom is an atom written in a list literal.
+	listAtom = regexp.MustCompile(`[\[,|]\s*:(\w+)`)
 )
 
 // excludedTags lists the tags a line excludes from test runs: ExUnit's
@@ -253,6 +257,14 @@ func excludedTags(path string, l Line) []string {
 			for _, t := range tagName.FindAllStringSubmatch(m[1], -1) {
 				out = append(out, t[1])
 			}
+		}
+	}
+	// A test_helper.exs that builds its exclusion in a variable (exclude =
+	// if System.get_env("CI"), do: [:flaky_on_ci | exclude], else: exclude)
+	// excludes each tag the lists of that line name.
+	if strings.HasSuffix(path, "test_helper.exs") && excludeVar.MatchString(l.code) {
+		for _, m := range listAtom.FindAllStringSubmatch(l.code, -1) {
+			out = append(out, m[1])
 		}
 	}
 	if configFile(path) || strings.HasSuffix(path, "mix.exs") || strings.Contains(text, "mix test") {

@@ -31,7 +31,14 @@ func checkWholeFor(t *testing.T, job Job, files map[string]sides) Review {
 	base, head := map[string]string{}, map[string]string{}
 	for _, p := range paths {
 		f := files[p]
-		diff.WriteString("--- a/" + p + "\n+++ b/" + p + "\n" + unifiedMinimal(f.base, f.head))
+		from, to := "a/"+p, "b/"+p
+		if f.base == "" {
+			from = "/dev/null" // a file the change adds
+		}
+		if f.head == "" {
+			to = "/dev/null" // a file the change deletes
+		}
+		diff.WriteString("--- " + from + "\n+++ " + to + "\n" + unifiedMinimal(f.base, f.head))
 		base[p], head[p] = f.base, f.head
 	}
 	d, err := ParseDiff(strings.NewReader(diff.String()))
