@@ -100,42 +100,6 @@ func retries(c change) []Finding {
 	return out
 }
 
-// hinted is a regexp with the substrings one of which every match holds:
-// a line with none is passed over without running the regexp, which on a
-// diff at the bounds is most of the rules' time.
-type hinted struct {
-	*regexp.Regexp
-	hints []string
-}
-
-// MatchString reports whether s matches, looking for a hint first.
-func (h hinted) MatchString(s string) bool { return h.hinted(s) && h.Regexp.MatchString(s) }
-
-// FindStringSubmatch is the regexp's, looking for a hint first.
-func (h hinted) FindStringSubmatch(s string) []string {
-	if !h.hinted(s) {
-		return nil
-	}
-	return h.Regexp.FindStringSubmatch(s)
-}
-
-// FindAllStringSubmatch is the regexp's, looking for a hint first.
-func (h hinted) FindAllStringSubmatch(s string, n int) [][]string {
-	if !h.hinted(s) {
-		return nil
-	}
-	return h.Regexp.FindAllStringSubmatch(s, n)
-}
-
-func (h hinted) hinted(s string) bool {
-	for _, x := range h.hints {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
-
 var (
 	rescueLine = hinted{regexp.MustCompile(`^\s*(rescue|catch)\b|\b(rescue|catch)\s*(_|e|error|ExUnit\.AssertionError|:exit|kind)\b|\btry\s+do\b`), []string{"rescue", "catch", "try"}}
 	assertion  = hinted{regexp.MustCompile(`^\s*(assert|refute)\w*\b`), []string{"assert", "refute"}}

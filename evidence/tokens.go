@@ -1,5 +1,10 @@
 package evidence
 
+import (
+	"regexp"
+	"strings"
+)
+
 // Names and atoms are read from every added line of a review; the
 // regexps that say what they are (word, atom) cost a backtracking run per
 // match at the bound, so these scanners find the same matches by hand.
@@ -46,4 +51,40 @@ func eachAtom(s string, fn func(string)) {
 		fn(s[i:j])
 		i = j
 	}
+}
+
+// hinted is a regexp with the substrings one of which every match holds:
+// a line with none is passed over without running the regexp, which on a
+// diff at the bounds is most of the rules' time.
+type hinted struct {
+	*regexp.Regexp
+	hints []string
+}
+
+// MatchString reports whether s matches, looking for a hint first.
+func (h hinted) MatchString(s string) bool { return h.hinted(s) && h.Regexp.MatchString(s) }
+
+// FindStringSubmatch is the regexp's, looking for a hint first.
+func (h hinted) FindStringSubmatch(s string) []string {
+	if !h.hinted(s) {
+		return nil
+	}
+	return h.Regexp.FindStringSubmatch(s)
+}
+
+// FindAllStringSubmatch is the regexp's, looking for a hint first.
+func (h hinted) FindAllStringSubmatch(s string, n int) [][]string {
+	if !h.hinted(s) {
+		return nil
+	}
+	return h.Regexp.FindAllStringSubmatch(s, n)
+}
+
+func (h hinted) hinted(s string) bool {
+	for _, x := range h.hints {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
 }
