@@ -55,8 +55,12 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 		}
 		return out
 	}
+	baseText, headText := strings.Split(c.before.text, "\n"), strings.Split(c.after.text, "\n")
 	for k, l := range touched {
 		was, now := clauses(c.before, k), clauses(c.after, k)
+		if loader.MatchString(k.name) && !refuses(baseText, was) && !refuses(headText, now) {
+			continue // it loads what the checks read (the current user); it refuses no one
+		}
 		if len(was) == 1 && len(now) == 1 {
 			if was[0].head != now[0].head || !c.clauseStricter(was[0], now[0]) {
 				out = append(out, c.finding("authorization-changed", Concern, l, "`"+k.name+"` may now admit someone it refused before: check who may do what"))
@@ -109,6 +113,21 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 	return out, true
 }
 
+// loader is a function named for loading or assigning what the checks
+// then read (mount_current_user, fetch_current_scope): unless it refuses
+// someone, a change to it decides nothing about who may do what.
+var loader = regexp.MustCompile(`^(mount|fetch|assign|load|put|get)_\w+$`)
+
+// refuses reports whether any of the clauses' lines refuses someone.
+func refuses(lines []string, clauses []defUnit) bool {
+	for _, d := range clauses {
+		if refusal.MatchString(strings.Join(lines[max(d.start-1, 0):min(d.end, len(lines))], "\n")) {
+			return true
+		}
+	}
+	return false
+}
+
 // moduleFrame is a line that frames functions without deciding anything:
 // a module or implementation opened or closed, an alias or import.
 var moduleFrame = regexp.MustCompile(`^\s*(defmodule|defimpl|defprotocol|alias|import|require|end)\b`)
@@ -138,9 +157,12 @@ var gateFile = regexp.MustCompile(`_channel\.ex$|/channels/|_socket\.ex$|/mounts
 // read on both sides, a clause added to a function the file had whose
 // body admits everyone it matches.
 func gateClausesAdded(c change) []Finding {
-	if c.test || authPath.MatchString(c.path) || !webFile.MatchString(c.path) && !gateFile.MatchString(c.path) || c.before == nil || c.after == nil {
+	if c.test || authPath.MatchString(c.path) || !elixirFile(c.path) || c.before == nil || c.after == nil {
 		return nil
 	}
+	// Elsewhere in the code, only the functions named for a check
+	// (check_password, verify_token) are gates.
+	anyFunction := webFile.MatchString(c.path) || gateFile.MatchString(c.path)
 	heads := map[gateKey][]string{}
 	for _, d := range c.before.defs {
 		k := gateKey{d.name, d.arity}
@@ -156,7 +178,7 @@ func gateClausesAdded(c change) []Finding {
 	var out []Finding
 	for _, l := range c.added() {
 		d, opened := opens[l.New]
-		if !opened || !admitsAnyone(d.requires) && !(checked[gateKey{d.name, d.arity}] && !c.before.fragment && !allChecked(c.after.inlined(d))) {
+		if !opened || !anyFunction && !gateName.MatchString(d.name) || !admitsAnyone(d.requires) && !(checked[gateKey{d.name, d.arity}] && !c.before.fragment && !allChecked(c.after.inlined(d))) {
 			continue // only a clause's first line, of a clause that admits everyone or without a check
 		}
 		was, existed := heads[gateKey{d.name, d.arity}]
@@ -164,6 +186,9 @@ func gateClausesAdded(c change) []Finding {
 			continue // a new function, a clause kept, or a fallback read by what the others require
 		}
 		out = append(out, c.finding("authorization-changed", Concern, l, "a new clause of `"+d.name+"` lets through everyone it matches: check who it admits that the other clauses refused"))
+	}
+	if !anyFunction {
+		return out
 	}
 	return append(out, c.gatesLoosened()...)
 }

@@ -265,3 +265,45 @@ func refusalsLogged(c change) []Finding {
 	}
 	return out
 }
+
+var (
+	// scopedCall is a call of a module's function with its arguments on
+	// one line: Projects.get_project!(user, id).
+	scopedCall = regexp.MustCompile(`\b([A-Z][\w.]*\.[a-z_]\w*[!?]?)\(([^()]*)\)`)
+	// scopeArg names who asks: the user, the actor, their scope or
+	// organization.
+	scopeArg = regexp.MustCompile(`\b(current_user|user|actor|current_scope|scope|org|organization|current_org|account|current_account|tenant|owner|member|viewer)\b`)
+)
+
+// scopesDropped: outside tests, a call that was given who asks (the
+// user, the actor, the organization) replaced by the same function called
+// without it: Projects.get_project!(user, id) made
+// Projects.get_project!(id) loads any project, whoever asks.
+func scopesDropped(c change) []Finding {
+	if c.test || !elixirFile(c.path) {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		scoped := map[string]bool{}
+		for _, l := range b.removed {
+			for _, m := range scopedCall.FindAllStringSubmatch(l.code, -1) {
+				if scopeArg.MatchString(m[2]) {
+					scoped[m[1]] = true
+				}
+			}
+		}
+		if len(scoped) == 0 {
+			continue
+		}
+		for _, l := range b.added {
+			for _, m := range scopedCall.FindAllStringSubmatch(l.code, -1) {
+				if scoped[m[1]] && !scopeArg.MatchString(m[2]) {
+					out = append(out, c.finding("check-removed", Concern, l, m[1]+" is now called without who asks (it was given the user or their scope): what it loads is no longer limited to what they may see"))
+					break
+				}
+			}
+		}
+	}
+	return out
+}

@@ -75,3 +75,18 @@ func TestGrantsWrittenAsData(t *testing.T) {
 		{"a refusing implementation for nil added", map[string]sides{"lib/app/abilities.ex": {abilities, strings.Replace(abilities, "  end\nend\n", "  end\n\n  defimpl Canada.Can, for: Atom do\n    def can?(nil, _action, _resource), do: false\n  end\nend\n", 1)}}, ""},
 	})
 }
+
+// A loader the checks read, a check function outside the web layer, and
+// a call that stops being told who asks.
+func TestLoadersChecksAndScopes(t *testing.T) {
+	hooks := "defmodule AppWeb.LiveAuth do\n  def on_mount(:ensure_authenticated, _params, session, socket) do\n    socket = mount_current_user(socket, session)\n    if socket.assigns.current_user, do: {:cont, socket}, else: {:halt, redirect(socket, to: \"/login\")}\n  end\n\n  defp mount_current_user(socket, session) do\n    assign_new(socket, :current_user, fn -> Accounts.get_user_by_session_token(session[\"user_token\"]) end)\n  end\nend\n"
+	tolerant := strings.Replace(hooks, "Accounts.get_user_by_session_token(session[\"user_token\"])", "case session do\n      %{\"user_token\" => token} when is_binary(token) -> Accounts.get_user_by_session_token(token)\n      _ -> nil\n    end", 1)
+	sharing := "defmodule Drop.Sharing do\n  def open(%Share{} = share, password) do\n    with :ok <- check_password(share, password), do: {:ok, share.file}\n  end\n\n  defp check_password(%Share{password_hash: nil}, _), do: :ok\n  defp check_password(%Share{password_hash: hash}, password) do\n    if Bcrypt.verify_pass(password, hash), do: :ok, else: {:error, :forbidden}\n  end\nend\n"
+	live := "defmodule AppWeb.ProjectLive.Show do\n  use AppWeb, :live_view\n\n  def handle_params(%{\"id\" => id}, _uri, socket) do\n    user = socket.assigns.current_user\n    project = Projects.get_project!(user, id)\n    {:noreply, assign(socket, :project, project)}\n  end\nend\n"
+	runWholeCasesFor(t, JobAlert, []wholeCase{
+		{"a loader made to tolerate a missing token", map[string]sides{"lib/app_web/live_auth.ex": {hooks, tolerant}}, ""},
+		{"a check that now admits a missing password", map[string]sides{"lib/drop/sharing.ex": {sharing, strings.Replace(sharing, "  defp check_password(%Share{password_hash: hash}, password) do", "  defp check_password(%Share{}, nil), do: :ok\n\n  defp check_password(%Share{password_hash: hash}, password) do", 1)}}, "authorization-changed"},
+		{"a record loaded without who asks", map[string]sides{"lib/app_web/live/project_live/show.ex": {live, strings.Replace(live, "    user = socket.assigns.current_user\n    project = Projects.get_project!(user, id)\n", "    project = Projects.get_project!(id)\n", 1)}}, "check-removed"},
+		{"a record loaded with who asks", map[string]sides{"lib/app_web/live/project_live/show.ex": {live, strings.Replace(live, "Projects.get_project!(user, id)", "Projects.get_project!(user, id, preload: [:members])", 1)}}, ""},
+	})
+}
