@@ -136,6 +136,28 @@ func (o *outline) testsIn(i int) bool {
 	return o.tests[to] > o.tests[from]
 }
 
+// outlineCache holds a change's file at head read as an outline, built
+// by the first rule that asks.
+type outlineCache struct {
+	lines []Line
+	at    map[int]int
+	o     *outline
+}
+
+// outlineView is headView read as an outline, once per change: the CI
+// rules each ask it.
+func (c change) outlineView() ([]Line, map[int]int, *outline) {
+	if c.outline == nil {
+		lines, at := c.headView()
+		return lines, at, newOutline(lines)
+	}
+	if c.outline.o == nil {
+		c.outline.lines, c.outline.at = c.headView()
+		c.outline.o = newOutline(c.outline.lines)
+	}
+	return c.outline.lines, c.outline.at, c.outline.o
+}
+
 // headView is the file at head as far as it is known: whole when it was
 // read, else the lines the diff shows of it; at gives each head line
 // number's place in it.

@@ -232,9 +232,24 @@ func BenchmarkCheckAtTheBounds(b *testing.B) {
 	for i := 0; i < MaxChangedLine/2-1; i++ {
 		fmt.Fprintf(&tests, "+  test \"t%d\" do assert f(%d) == :ok\n+  end\n", i, i)
 	}
+	// A workflow whose every step that runs the tests is made to run on
+	// the main branch only: what finding each step's job asks.
+	var gated strings.Builder
+	gated.WriteString("--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1,3 +1,19999 @@\n jobs:\n   test:\n     steps:\n")
+	for i := 0; i < (MaxChangedLine-3)/2; i++ {
+		fmt.Fprintf(&gated, "+      - if: github.ref == 'refs/heads/main'\n+        run: mix test test/t%d_test.exs\n", i)
+	}
+	// A plug whose every added clause lets a request through: what
+	// comparing clauses with the function's others asks.
+	var gates strings.Builder
+	gates.WriteString("--- a/lib/app_web/plugs/gate.ex\n+++ b/lib/app_web/plugs/gate.ex\n@@ -1,3 +1,19999 @@\n defmodule AppWeb.Plugs.Gate do\n-  def call(conn, _), do: halt(conn)\n")
+	for i := 0; i < MaxChangedLine/2-2; i++ {
+		fmt.Fprintf(&gates, "+  def call(%%{params: %%{\"k\" => %d}} = conn, _),\n+    do: conn\n", i)
+	}
+	gates.WriteString(" end\n")
 	// A pull request is reviewed for one job: each job is its own run,
 	// the diff read and both sides parsed in it.
-	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String(), "config": config.String(), "ci": ci.String(), "tests": tests.String()} {
+	for name, in := range map[string]string{"async": async.String(), "assertions": asserts.String(), "config": config.String(), "ci": ci.String(), "tests": tests.String(), "gated": gated.String(), "gates": gates.String()} {
 		for _, job := range []Job{JobFlaky, JobAlert} {
 			b.Run(name+"/"+string(job), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {

@@ -30,6 +30,9 @@ type change struct {
 	// removedCode holds each removed line's code, spaces squashed: what a
 	// rule asks to tell a line moved or reformatted from one added.
 	removedCode map[string]bool
+	// outline is the file at head read as an outline (outlineView), once
+	// the file is read.
+	outline *outlineCache
 }
 
 // block is a run of removed lines followed by the added lines that
@@ -39,7 +42,7 @@ type block struct {
 }
 
 func newFileChange(f File, docs wholeDocs) change {
-	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}, diff: &diffWide{}}
+	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}, diff: &diffWide{}, outline: &outlineCache{}}
 	for _, h := range f.Hunks {
 		var cur block
 		flush := func() {

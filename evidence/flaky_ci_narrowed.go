@@ -41,8 +41,7 @@ func testsGatedByEvent(c change) []Finding {
 			return nil
 		}
 	}
-	lines, at := c.headView()
-	o := newOutline(lines)
+	lines, at, o := c.outlineView()
 	conditions, added := map[string]bool{}, map[int]bool{}
 	for _, l := range c.added() {
 		conditions[squashSpace(l.Text)] = true
@@ -131,8 +130,7 @@ func pullRequestsDropped(c change) []Finding {
 	if !strings.HasPrefix(c.path, ".github/workflows/") {
 		return nil
 	}
-	lines, _ := c.headView()
-	o := newOutline(lines)
+	lines, _, o := c.outlineView()
 	if o.tests[len(lines)] == 0 {
 		return nil
 	}
@@ -160,8 +158,7 @@ func matrixExcluded(c change) []Finding {
 	if !yamlFile(c.path) || !configFile(c.path) {
 		return nil
 	}
-	lines, at := c.headView()
-	o := newOutline(lines)
+	lines, at, o := c.outlineView()
 	added := map[int]bool{}
 	for _, l := range c.added() {
 		added[l.New] = true

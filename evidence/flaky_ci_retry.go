@@ -49,8 +49,7 @@ func ciRetries(c change) []Finding {
 	if !configFile(c.path) || strings.Contains(c.path, "compose") {
 		return nil // a service's health check retries a probe, not the tests
 	}
-	lines, at := c.headView()
-	o := newOutline(lines)
+	_, at, o := c.outlineView()
 	var out []Finding
 	for _, l := range c.added() {
 		text := strings.TrimSpace(l.Text)
