@@ -42,10 +42,13 @@ func testsGatedByEvent(c change) []Finding {
 		}
 	}
 	lines, at, o := c.outlineView()
-	conditions, added := map[string]bool{}, map[int]bool{}
+	conditions, added, removed := map[string]bool{}, map[int]bool{}, map[string]bool{}
 	for _, l := range c.added() {
 		conditions[squashSpace(l.Text)] = true
 		added[l.New] = true
+	}
+	for _, l := range c.removed() {
+		removed[unitName(l.Text)] = true
 	}
 	var out []Finding
 	for _, l := range c.added() {
@@ -57,29 +60,19 @@ func testsGatedByEvent(c change) []Finding {
 		if key == "if" && (!narrowingCondition.MatchString(l.Text) || conditions[complement(squashSpace(l.Text))]) {
 			continue
 		}
-		// A job or step the diff adds (a release job that tests before it
-		// publishes) runs the tests where none ran before.
-		if unit := o.gatedUnit(i); unit >= 0 && !c.newUnit(lines[unit], added) && o.runsTestsAt(unit) {
+		// A job or step the diff adds, not one rewritten from a removed
+		// line (a release job that tests before it publishes), runs the
+		// tests where none ran before.
+		if unit := o.gatedUnit(i); unit >= 0 && !(added[lines[unit].New] && !removed[unitName(lines[unit].Text)]) && o.runsTestsAt(unit) {
 			out = append(out, c.finding("test-skipped", Concern, l, "the tests here now run only when this holds ("+strings.TrimSpace(l.Text)+"): not on the pull request, where the flaky test is reviewed"))
 		}
 	}
 	return out
 }
 
-// newUnit reports whether a job or step's first line is added, not
-// rewritten from a removed one (- test made - test: to take a filter).
-func (c change) newUnit(l Line, added map[int]bool) bool {
-	name := func(s string) string { return strings.TrimSuffix(squashSpace(s), ":") }
-	if !added[l.New] {
-		return false
-	}
-	for _, r := range c.removed() {
-		if name(r.Text) == name(l.Text) {
-			return false
-		}
-	}
-	return true
-}
+// unitName is a job or step's first line as its name: - test and
+// - test: (made so to take a filter) are one.
+func unitName(line string) string { return strings.TrimSuffix(squashSpace(line), ":") }
 
 // complement is a condition with == and != swapped.
 func complement(cond string) string {
