@@ -55,10 +55,9 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 		}
 		return out
 	}
-	baseText, headText := strings.Split(c.before.text, "\n"), strings.Split(c.after.text, "\n")
 	for k, l := range touched {
 		was, now := clauses(c.before, k), clauses(c.after, k)
-		if loader.MatchString(k.name) && !refuses(baseText, was) && !refuses(headText, now) {
+		if loader.MatchString(k.name) && !c.before.refuses(was...) && !c.after.refuses(now...) {
 			continue // it loads what the checks read (the current user); it refuses no one
 		}
 		if len(was) == 1 && len(now) == 1 {
@@ -119,9 +118,9 @@ func authorizationByDefs(c change) (out []Finding, decided bool) {
 var loader = regexp.MustCompile(`^(mount|fetch|assign|load|put|get)_\w+$`)
 
 // refuses reports whether any of the clauses' lines refuses someone.
-func refuses(lines []string, clauses []defUnit) bool {
+func (s *source) refuses(clauses ...defUnit) bool {
 	for _, d := range clauses {
-		if refusal.MatchString(strings.Join(lines[max(d.start-1, 0):min(d.end, len(lines))], "\n")) {
+		if refusal.MatchString(s.linesOf(d.start, d.end)) {
 			return true
 		}
 	}
@@ -205,7 +204,6 @@ type gateKey struct {
 // nothing (an Absinthe resolver's fallback for the unauthenticated made to
 // load what it is asked for) asks less than all of them.
 func (c change) checkedGates() map[gateKey]bool {
-	baseLines := strings.Split(c.before.text, "\n")
 	checked, refused := map[gateKey]bool{}, map[gateKey]bool{}
 	for _, w := range c.before.defs {
 		k := gateKey{w.name, w.arity}
@@ -213,7 +211,7 @@ func (c change) checkedGates() map[gateKey]bool {
 			checked[k] = true
 		}
 		checked[k] = checked[k] && allChecked(c.before.inlined(w))
-		refused[k] = refused[k] || refusal.MatchString(strings.Join(baseLines[w.start-1:min(w.end, len(baseLines))], "\n"))
+		refused[k] = refused[k] || c.before.refuses(w)
 	}
 	for k := range checked {
 		checked[k] = checked[k] && refused[k]
@@ -252,7 +250,6 @@ func (c change) gatesLoosened() []Finding {
 		was[k] = append(was[k], d)
 	}
 	added := c.added()
-	baseLines := strings.Split(c.before.text, "\n")
 	var out []Finding
 	for _, d := range c.after.defs {
 		olds := was[key{d.name, d.head, d.arity}]
@@ -260,7 +257,7 @@ func (c change) gatesLoosened() []Finding {
 			continue
 		}
 		i := sort.Search(len(added), func(i int) bool { return added[i].New >= d.start }) // added lines are in order
-		if i == len(added) || added[i].New > d.end || !refusal.MatchString(strings.Join(baseLines[olds[0].start-1:min(olds[0].end, len(baseLines))], "\n")) {
+		if i == len(added) || added[i].New > d.end || !c.before.refuses(olds[0]) {
 			continue
 		}
 		if allChecked(c.before.inlined(olds[0])) && !allChecked(c.after.inlined(d)) {

@@ -170,10 +170,7 @@ func policiesWidened(c change) []Finding {
 		return nil
 	}
 	lines, at := c.headView()
-	added := map[int]bool{}
-	for _, l := range c.added() {
-		added[l.New] = true
-	}
+	added := c.addedLines()
 	var out []Finding
 	for _, l := range c.added() {
 		if policyBypass.MatchString(l.code) && !strings.Contains(l.code, "AshAuthentication") && !c.removedSame(l) {
@@ -211,7 +208,7 @@ func enclosing(lines []Line, i int) int {
 
 // grantAll is a missing scope, permission or role list made to default to
 // everything: token.scopes || ApiTokens.all_scopes().
-var grantAll = hinted{regexp.MustCompile(`\b\w*(?:scopes|permissions|roles|abilities|access)\b[^|]*\|\|\s*(?:[\w.]*\b(?:all|full|every)\w*|:all|:admin|\[:admin\])`), []string{"||"}}
+var grantAll = hinted{regexp.MustCompile(`\b\w*(?:scopes|permissions|roles|abilities|access)\b[^|]*\|\|\s*(?:[\w.]*\b(?:all|full|every)(?:_\w+)?\b|:all|:admin|\[:admin\])`), []string{"||"}}
 
 // grantsAllByDefault: a scope, permission or role list that, when missing,
 // now grants everything: what had none (a legacy token) gets full access.

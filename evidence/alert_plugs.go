@@ -252,7 +252,7 @@ func (c change) pipelineDefs() pipelineDefs {
 	var texts []string
 	for _, s := range []*source{c.before, c.after} {
 		if s != nil && !s.fragment {
-			texts = append(texts, strings.Split(s.text, "\n")...)
+			texts = append(texts, s.textLines()...)
 		}
 	}
 	for _, l := range c.all {

@@ -102,7 +102,7 @@ func routesUnguarded(c change) []Finding {
 		return nil
 	}
 	defs := c.pipelineDefs()
-	baseLines := strings.Split(c.before.text, "\n")
+	baseLines := c.before.textLines()
 	was := map[string][]*guardSet{}
 	for n, guards := range routeGuards(c.before.text, defs) {
 		if k := routeKey(baseLines[n-1]); !slices.Contains(was[k], guards) {
@@ -143,7 +143,7 @@ func controllerGuards(changes []*change) map[string][]*guardSet {
 		if !strings.HasSuffix(c.path, "router.ex") || c.after == nil || c.after.fragment {
 			continue
 		}
-		lines := strings.Split(c.after.text, "\n")
+		lines := c.after.textLines()
 		for n, guards := range routeGuards(c.after.text, c.pipelineDefs()) {
 			if m := routedController.FindStringSubmatch(code(lines[n-1])); m != nil {
 				name := m[1][strings.LastIndex(m[1], ".")+1:]
@@ -163,7 +163,7 @@ func (c change) guardedByRouter(plug string) bool {
 		return false
 	}
 	var routes []*guardSet
-	for _, l := range strings.Split(c.after.text, "\n") {
+	for _, l := range c.after.textLines() {
 		if m := moduleDef.FindStringSubmatch(l); m != nil {
 			routes = c.diff.controllerGuards[m[1][strings.LastIndex(m[1], ".")+1:]]
 			break

@@ -3,6 +3,7 @@ package evidence
 import (
 	"context"
 	"regexp"
+	"strings"
 	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -44,6 +45,9 @@ type source struct {
 	// the functions it defines.
 	pollers, defined map[string]bool
 	text             string // what was parsed
+	// lines is text split into lines (textLines), once.
+	lines     []string
+	linesOnce sync.Once
 }
 
 // testUnit is one ExUnit test: `describe/test` name and its lines.
@@ -277,6 +281,19 @@ func (s *source) hasTest(name string) bool {
 		}
 	}
 	return false
+}
+
+// textLines is the parsed text's lines, line n at n-1, split once.
+func (s *source) textLines() []string {
+	s.linesOnce.Do(func() { s.lines = strings.Split(s.text, "\n") })
+	return s.lines
+}
+
+// linesOf is the text of lines from..to (1-based, both held), as far as
+// the file has them.
+func (s *source) linesOf(from, to int) string {
+	lines := s.textLines()
+	return strings.Join(lines[min(max(from-1, 0), len(lines)):min(to, len(lines))], "\n")
 }
 
 // callsAt are the calls of one of names whose lines hold line n.

@@ -119,6 +119,17 @@ func (c change) added() []Line {
 	return out
 }
 
+// addedLines are the head line numbers of the lines the change adds.
+func (c change) addedLines() map[int]bool {
+	out := map[int]bool{}
+	for _, b := range c.blocks {
+		for _, l := range b.added {
+			out[l.New] = true
+		}
+	}
+	return out
+}
+
 func (c change) removed() []Line {
 	var out []Line
 	for _, b := range c.blocks {

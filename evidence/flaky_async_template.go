@@ -28,8 +28,9 @@ func templatesMadeSerial(c change) []Finding {
 		// A sandbox shared only with modules that run alone (shared: not
 		// tags[:async], the generated template) follows from running
 		// alone; it is no reason for it.
+		serial := sharedWhenSerial.MatchString(c.after.text)
 		touched := slices.DeleteFunc(slices.Clone(c.touched), func(w string) bool {
-			return w == "the shared SQL sandbox mode" && sharedWhenSerial.MatchString(c.fileText())
+			return serial && w == "the shared SQL sandbox mode"
 		})
 		if len(touched) > 0 {
 			return []Finding{c.finding("async-disabled", Note, l, "every module using this case template now runs alone; the template touches "+strings.Join(touched, ", ")+", which tests running at the same time would share")}
@@ -42,16 +43,3 @@ func templatesMadeSerial(c change) []Finding {
 // sharedWhenSerial shares the SQL sandbox only with modules that run
 // alone.
 var sharedWhenSerial = regexp.MustCompile(`shared:\s*(not\s+|!)\s*tags\[:async\]`)
-
-// fileText is the file at head as far as it is known.
-func (c change) fileText() string {
-	if c.after != nil {
-		return c.after.text
-	}
-	lines, _ := c.headView()
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString(l.Text + "\n")
-	}
-	return b.String()
-}

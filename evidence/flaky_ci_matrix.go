@@ -31,10 +31,7 @@ func matrixAllowedToFail(c change) []Finding {
 	if len(keys) == 0 {
 		return nil
 	}
-	added := map[int]bool{}
-	for _, l := range c.added() {
-		added[l.New] = true
-	}
+	added := c.addedLines()
 	var out []Finding
 	for _, l := range c.added() {
 		m := matrixFlag.FindStringSubmatch(l.code)

@@ -42,10 +42,9 @@ func testsGatedByEvent(c change) []Finding {
 		}
 	}
 	lines, at, o := c.outlineView()
-	conditions, added, removed := map[string]bool{}, map[int]bool{}, map[string]bool{}
+	conditions, added, removed := map[string]bool{}, c.addedLines(), map[string]bool{}
 	for _, l := range c.added() {
 		conditions[squashSpace(l.Text)] = true
-		added[l.New] = true
 	}
 	for _, l := range c.removed() {
 		removed[unitName(l.Text)] = true
@@ -152,10 +151,7 @@ func matrixExcluded(c change) []Finding {
 		return nil
 	}
 	lines, at, o := c.outlineView()
-	added := map[int]bool{}
-	for _, l := range c.added() {
-		added[l.New] = true
-	}
+	added := c.addedLines()
 	for _, l := range c.added() {
 		i, ok := at[l.New]
 		travis := c.path == ".travis.yml" // its matrix expands the file's own script

@@ -24,7 +24,6 @@ func spannedReceiveTimeouts(c change) []Finding {
 		}
 	}
 	var out []Finding
-	var afterLines, beforeLines []string
 	for _, m := range receiveMacroList {
 		if m.pos < 0 || strings.HasPrefix(m.name, "refute_") {
 			continue // no timeout, or a longer wait for what must not come: stricter
@@ -40,11 +39,8 @@ func spannedReceiveTimeouts(c change) []Finding {
 			if len(was) != 1 || was[0].start >= b.removed[0].Old {
 				continue
 			}
-			if afterLines == nil {
-				afterLines, beforeLines = strings.Split(c.after.text, "\n"), strings.Split(c.before.text, "\n")
-			}
-			_, v, ok := c.receiveTimeout(callText(afterLines, now))
-			_, old, okOld := c.receiveTimeout(callText(beforeLines, was[0]))
+			_, v, ok := c.receiveTimeout(callText(c.after.textLines(), now))
+			_, old, okOld := c.receiveTimeout(callText(c.before.textLines(), was[0]))
 			if ok && okOld && v > old {
 				out = append(out, c.finding("receive-timeout-raised", Concern, b.added[0],
 					fmt.Sprintf("the %s timeout went from %s to %s, on the last line of its call: waiting longer for the message hides why it is late", m.name, ms(old), ms(v))))
