@@ -74,15 +74,18 @@ var plugOption = regexp.MustCompile(`^\s*(fun|opts|domain|resource|only|except|r
 func plugOptionsChanged(c change, covered map[int]bool) []Finding {
 	var out []Finding
 	for _, b := range c.blocks {
-		var sb strings.Builder
-		for _, l := range b.added {
-			sb.WriteString(withStrings(l.Text) + " ")
-		}
-		now := " " + requirements(sb.String()) + " "
+		now := "" // what the added lines require, read when a removed option asks
 		for _, l := range b.removed {
 			text := withStrings(l.Text)
 			if covered[l.Old] || !plugOption.MatchString(text) || plugLine.MatchString(text) {
 				continue
+			}
+			if now == "" {
+				var sb strings.Builder
+				for _, l := range b.added {
+					sb.WriteString(withStrings(l.Text) + " ")
+				}
+				now = " " + requirements(sb.String()) + " "
 			}
 			for _, r := range strings.Fields(requirements(text)) {
 				if !strings.Contains(now, " "+r+" ") {

@@ -76,6 +76,9 @@ func TestPatternOfIgnoresTheNamesItBinds(t *testing.T) {
 		"publish(actor, _)":                            "publish(_, _)",
 		`authorize(:publish, %User{role: "admin"}, _)`: `authorize(:publish, %User{role: "admin"}, _)`,
 		"verify(mod, \"exp\", %{\"exp\" => exp} = claims, _opts) when not is_number(exp)": "verify(_, \"exp\", %{\"exp\" => _} = _, _) when not is_number(_)",
+		// A name right after a word that binds nothing binds all the same.
+		"show(conn, role) when role in [:admin]":   "show(_, _) when _ in [:admin]",
+		"call(%{params: %{\"k\" => 1}} = conn, _)": "call(%{params: %{\"k\" => 1}} = _, _)",
 	} {
 		if got := patternOf(in); got != want {
 			t.Errorf("patternOf(%q) = %q, want %q", in, got, want)

@@ -71,3 +71,18 @@ func TestCIShapesOfOtherSystems(t *testing.T) {
 		{"a Travis matrix entry allowed to fail", map[string]sides{".travis.yml": {lint, lint + "  allow_failures:\n    - otp_release: '26.2'\n"}}, "failure-ignored"},
 	})
 }
+
+// A pipeline kept where no CI is looked for is read as one when its lines
+// run the tests; a composite action is a workflow's step.
+func TestCIFilesFoundByWhatTheyRun(t *testing.T) {
+	pipeline := "test:\n  image: elixir:1.17\n  script:\n    - mix deps.get\n    - mix test\n"
+	action := "name: Test\nruns:\n  using: composite\n  steps:\n    - name: Run tests\n      shell: bash\n      run: mix test\n"
+	locale := "en:\n  greeting: Hello\n"
+	runWholeCases(t, []wholeCase{
+		{"a pipeline under deploy/ forgives the tests' failure", map[string]sides{"deploy/ci/pipeline.yml": {pipeline, strings.Replace(pipeline, "    - mix test\n", "    - mix test || true\n", 1)}}, "failure-ignored"},
+		{"a pipeline under deploy/ given a new step", map[string]sides{"deploy/ci/pipeline.yml": {pipeline, strings.Replace(pipeline, "    - mix test\n", "    - mix format --check-formatted\n    - mix test\n", 1)}}, ""},
+		{"a composite action retries the tests", map[string]sides{".github/actions/test/action.yml": {action, strings.Replace(action, "    - name: Run tests\n      shell: bash\n      run: mix test\n", "    - name: Run tests\n      uses: nick-fields/retry@v3\n      with:\n        max_attempts: 3\n        command: mix test\n", 1)}}, "ci-retry"},
+		{"a composite action's test step switched off", map[string]sides{".github/actions/test/action.yml": {action, strings.Replace(action, "      shell: bash\n", "      if: false\n      shell: bash\n", 1)}}, "test-skipped"},
+		{"a YAML file that runs nothing", map[string]sides{"priv/locales/en.yml": {locale, "en:\n  greeting: Hello || true\n"}}, ""},
+	})
+}

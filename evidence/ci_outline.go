@@ -1,6 +1,9 @@
 package evidence
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // A CI file is read as an outline: each line's parent by indentation (or
 // the braces of a Jenkinsfile), where its block ends, and counts of what
@@ -25,9 +28,11 @@ type outline struct {
 	// testJobs are the jobs defined under jobs: that run the tests, by
 	// name (runsTestsAt); added, the words the diff adds outside a matrix's
 	// exclude: (matrixExcluded); entries, the lines of each name: or
-	// stage: value (namesOtherJob). Each is read once, when first asked.
-	testJobs, added map[string]bool
-	entries         map[string][]int
+	// stage: value (namesOtherJob). Each is read once, when first asked:
+	// the rules that ask run at once.
+	testJobs, added                      map[string]bool
+	entries                              map[string][]int
+	testJobsOnce, addedOnce, entriesOnce sync.Once
 }
 
 // maxDepth bounds the parents walked up from a line.
@@ -139,6 +144,7 @@ func (o *outline) testsIn(i int) bool {
 // outlineCache holds a change's file at head read as an outline, built
 // by the first rule that asks.
 type outlineCache struct {
+	once  sync.Once
 	lines []Line
 	at    map[int]int
 	o     *outline
@@ -151,10 +157,10 @@ func (c change) outlineView() ([]Line, map[int]int, *outline) {
 		lines, at := c.headView()
 		return lines, at, newOutline(lines)
 	}
-	if c.outline.o == nil {
+	c.outline.once.Do(func() {
 		c.outline.lines, c.outline.at = c.headView()
 		c.outline.o = newOutline(c.outline.lines)
-	}
+	})
 	return c.outline.lines, c.outline.at, c.outline.o
 }
 

@@ -33,6 +33,8 @@ type change struct {
 	// outline is the file at head read as an outline (outlineView), once
 	// the file is read.
 	outline *outlineCache
+	// ci says the file configures how the tests run (ciFile).
+	ci bool
 }
 
 // block is a run of removed lines followed by the added lines that
@@ -42,7 +44,7 @@ type block struct {
 }
 
 func newFileChange(f File, docs wholeDocs) change {
-	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}, diff: &diffWide{}, outline: &outlineCache{}}
+	c := change{path: f.Path(), test: testFile(f.Path()), file: f, attrs: map[string]string{}, ownAdded: map[string]int{}, movedTo: func(string) bool { return false }, removedCode: map[string]bool{}, diff: &diffWide{}, outline: &outlineCache{}, ci: configFile(f.Path())}
 	for _, h := range f.Hunks {
 		var cur block
 		flush := func() {

@@ -200,7 +200,7 @@ func FileReads(d Diff, job Job) []FileRead {
 	for _, f := range d.Files {
 		// A CI file is read at head: what job a changed line belongs to
 		// may be far above the hunk (ciRetries).
-		if !f.Binary && f.NewPath != "" && configFile(f.NewPath) && !elixirFile(f.NewPath) && len(out) < maxFileReads {
+		if !f.Binary && f.NewPath != "" && ciFile(f, "") && !elixirFile(f.NewPath) && len(out) < maxFileReads {
 			out = append(out, FileRead{Path: f.NewPath})
 		}
 		if f.Binary || !elixirFile(f.Path()) {

@@ -49,7 +49,7 @@ func ciFailure(path, line string) (rule, why string) {
 	if strings.HasPrefix(strings.TrimSpace(line), "#") {
 		return "", ""
 	}
-	workflow := strings.HasPrefix(path, ".github/workflows/") || path == ".gitlab-ci.yml"
+	workflow := strings.HasPrefix(path, ".github/") && yamlFile(path) || path == ".gitlab-ci.yml" // composite actions too
 	tests := testCommand.MatchString(line)
 	switch {
 	case tests && retried.MatchString(line):
@@ -84,7 +84,7 @@ func ciFailure(path, line string) (rule, why string) {
 // test run pass, or to retry it. A forgiving line the block already had
 // (moved or reformatted) is not reported.
 func ciForgives(c change) []Finding {
-	if !configFile(c.path) && !strings.HasSuffix(c.path, "mix.exs") { // mix.exs: its aliases run the tests too
+	if !c.ci && !strings.HasSuffix(c.path, "mix.exs") { // mix.exs: its aliases run the tests too
 		return nil
 	}
 	out := testRunsDropped(c)

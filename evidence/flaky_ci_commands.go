@@ -18,7 +18,7 @@ import (
 // test_helper.exs runs without being named.
 func includesDropped(c change) []Finding {
 	alias := strings.HasSuffix(c.path, "mix.exs")
-	if !configFile(c.path) && !alias {
+	if !c.ci && !alias {
 		return nil
 	}
 	runs := func(text string) bool {
@@ -81,7 +81,7 @@ var timeoutFlag = regexp.MustCompile(`--timeout[= ]+([0-9][0-9_]*)`)
 // at head whole over the lines a backslash continues (a Makefile recipe,
 // a script): every test is given more time.
 func testTimeoutsRaised(c change) []Finding {
-	if !configFile(c.path) && !strings.HasSuffix(c.path, "Makefile") {
+	if !c.ci && !strings.HasSuffix(c.path, "Makefile") {
 		return nil
 	}
 	timeout := func(lines []Line, i int) int64 {

@@ -33,7 +33,7 @@ var (
 // conditions that complete each other (one step for pushes, one for pull
 // requests) are left alone.
 func testsGatedByEvent(c change) []Finding {
-	if !yamlFile(c.path) || !configFile(c.path) || strings.Contains(c.path, "compose") {
+	if !yamlFile(c.path) || !c.ci || strings.Contains(c.path, "compose") {
 		return nil
 	}
 	for _, l := range c.removed() {
@@ -104,14 +104,14 @@ func (o *outline) runsTestsAt(j int) bool {
 	if name == "" {
 		name = strings.Trim(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(o.lines[j].Text), "- ")), `'"`)
 	}
-	if o.testJobs == nil {
+	o.testJobsOnce.Do(func() {
 		o.testJobs = map[string]bool{}
 		for k := range o.lines {
 			if o.keys[k] != "" && o.parent[k] >= 0 && o.keys[o.parent[k]] == "jobs" && o.testsIn(k) {
 				o.testJobs[o.keys[k]] = true
 			}
 		}
-	}
+	})
 	return o.testJobs[name]
 }
 
@@ -147,7 +147,7 @@ func pullRequestsDropped(c change) []Finding {
 // no longer runs. An exclusion of a version the diff adds (a new Elixir
 // not built for an old OTP) is how a matrix grows.
 func matrixExcluded(c change) []Finding {
-	if !yamlFile(c.path) || !configFile(c.path) {
+	if !yamlFile(c.path) || !c.ci {
 		return nil
 	}
 	lines, at, o := c.outlineView()
@@ -197,20 +197,19 @@ func yamlValue(line string) string {
 // addedValues are the words (versions included) of the lines the diff
 // adds outside a matrix's exclude: lists, read once per change.
 func addedValues(c change, o *outline, at map[int]int) map[string]bool {
-	if o.added != nil {
-		return o.added
-	}
-	o.added = map[string]bool{}
-	for _, l := range c.added() {
-		if i, ok := at[l.New]; ok && o.under(i, "exclude") {
-			continue
+	o.addedOnce.Do(func() {
+		o.added = map[string]bool{}
+		for _, l := range c.added() {
+			if i, ok := at[l.New]; ok && o.under(i, "exclude") {
+				continue
+			}
+			for _, w := range strings.FieldsFunc(l.Text, func(r rune) bool {
+				return !(r == '.' || r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+			}) {
+				o.added[w] = true
+			}
 		}
-		for _, w := range strings.FieldsFunc(l.Text, func(r rune) bool {
-			return !(r == '.' || r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
-		}) {
-			o.added[w] = true
-		}
-	}
+	})
 	return o.added
 }
 
@@ -226,7 +225,7 @@ var (
 // test command still splits the suite into as many: the tests of the
 // partitions left out no longer run.
 func partitionsDropped(c change) []Finding {
-	if !yamlFile(c.path) || !configFile(c.path) {
+	if !yamlFile(c.path) || !c.ci {
 		return nil
 	}
 	lines, _ := c.headView()

@@ -46,7 +46,7 @@ func retryNamed(s string) bool {
 // runs the tests, other than one that only retries a lost machine; and a
 // job allowed to fail with the exit codes of failing tests.
 func ciRetries(c change) []Finding {
-	if !configFile(c.path) || strings.Contains(c.path, "compose") {
+	if !c.ci || strings.Contains(c.path, "compose") {
 		return nil // a service's health check retries a probe, not the tests
 	}
 	_, at, o := c.outlineView()
@@ -116,14 +116,15 @@ func (o *outline) namesOtherJob(i int) bool {
 	if key != "name" && key != "stage" {
 		return false
 	}
-	if o.entries == nil {
+	o.entriesOnce.Do(func() {
 		o.entries = map[string][]int{}
 		for k := range o.lines {
 			if o.keys[k] == "name" || o.keys[k] == "stage" {
-				o.entries[o.keys[k]+"="+yamlValue(o.lines[k].Text)] = append(o.entries[o.keys[k]+"="+yamlValue(o.lines[k].Text)], k)
+				entry := o.keys[k] + "=" + yamlValue(o.lines[k].Text)
+				o.entries[entry] = append(o.entries[entry], k)
 			}
 		}
-	}
+	})
 	named := false
 	for _, k := range o.entries[key+"="+yamlValue(o.lines[i].Text)] {
 		if k == i || o.under(k, "allow_failures") {

@@ -40,7 +40,7 @@ func concurrentIn(line string) string {
 func concurrencyReduced(c change) []Finding {
 	var out []Finding
 	for _, l := range c.added() {
-		if (c.test || configFile(c.path) || strings.HasSuffix(c.path, "mix.exs")) && oneCase.MatchString(l.Text) && !strings.HasPrefix(strings.TrimSpace(l.Text), "#") {
+		if (c.test || c.ci || strings.HasSuffix(c.path, "mix.exs")) && oneCase.MatchString(l.Text) && !strings.HasPrefix(strings.TrimSpace(l.Text), "#") {
 			out = append(out, c.finding("concurrency-reduced", Concern, l, "the suite now runs fewer test modules at once (--trace: one test at a time): the tests no longer race each other, the flake is hidden"))
 		}
 	}

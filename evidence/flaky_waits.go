@@ -44,7 +44,7 @@ func suiteTimeouts(c change) []Finding {
 		for _, l := range b.added {
 			key, value := suiteSetting(l)
 			if key == "" {
-				if m := configTimeoutVar(c.path, l.Text); m != nil {
+				if m := configTimeoutVar(c, l.Text); m != nil {
 					out = append(out, c.finding("receive-timeout-raised", Concern, l,
 						fmt.Sprintf("CI now sets %s to %s: the suite's receive timeout, raised where the tests run", m[1], m[3])))
 				}
@@ -286,8 +286,8 @@ func pollTimeouts(c change) []Finding {
 
 // configTimeoutVar reads a timeout variable a CI configuration sets; nil
 // elsewhere.
-func configTimeoutVar(path, line string) []string {
-	if !configFile(path) {
+func configTimeoutVar(c change, line string) []string {
+	if !c.ci {
 		return nil
 	}
 	return ciTimeoutVar.FindStringSubmatch(line)

@@ -109,7 +109,8 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 	var unparsed []Finding
 	added := map[string]int{} // the lines every file adds, by movedKey
 	for _, f := range d.Files {
-		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !configFile(f.Path()) {
+		ci := ciFile(f, head[f.Path()])
+		if f.Binary || !elixirFile(f.Path()) && !elixirFile(f.OldPath) && !ci {
 			continue
 		}
 		elixir := elixirFile(f.Path())
@@ -119,6 +120,7 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 			docs = wholeDocs{base: heredocLines(wholeLines(base[f.OldPath], true)), head: heredocLines(headLines)}
 		}
 		c := newFileChange(f, docs)
+		c.ci = ci
 		for k, n := range c.ownAdded {
 			added[k] += n
 		}
@@ -137,10 +139,8 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 		c.diff = wide
 		// A line removed here and added in another file moved there.
 		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
-		for _, rule := range rules {
-			out = append(out, rule(*c)...)
-		}
 	}
+	out = append(out, runRules(changes, rules)...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Severity != out[j].Severity {
 			return out[i].Severity == Concern
@@ -266,6 +266,29 @@ func configFile(p string) bool {
 		}
 	}
 	return p == ".gitlab-ci.yml" || strings.HasSuffix(p, "Makefile") || strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, "Jenkinsfile") || strings.HasSuffix(p, "Earthfile")
+}
+
+// ciFile is a configFile, or a YAML file anywhere else whose lines run
+// the tests (a pipeline kept under deploy/, an umbrella app's CI): read
+// as a CI configuration all the same.
+func ciFile(f File, head string) bool {
+	if configFile(f.Path()) {
+		return true
+	}
+	if !yamlFile(f.Path()) {
+		return false
+	}
+	if testCommand.MatchString(head) {
+		return true
+	}
+	for _, h := range f.Hunks {
+		for _, l := range h.Lines {
+			if testCommand.MatchString(l.Text) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func yamlFile(p string) bool { return strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml") }
