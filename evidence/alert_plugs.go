@@ -38,7 +38,7 @@ func plugsRemoved(c change) []Finding {
 				break
 			}
 		}
-		if match < 0 && requiresAll(unionOf(now, p.name), p.requires) {
+		if match < 0 && !narrowedToActions(now, p) && requiresAll(unionOf(now, p.name), p.requires) {
 			match = named // split into several plugs that, together, require as much
 		}
 		switch {
@@ -170,9 +170,32 @@ func unionOf(list []plugStatement, name string) string {
 	return strings.Join(all, " ")
 }
 
+// narrowedToActions reports whether the plugs of the name now run, all
+// together, for fewer actions than the old one did: they may ask as much
+// between them, but not of every action the old one guarded. Plugs split
+// per action (`in [:refund]`, `in [:void]`) cover what their lists do.
+func narrowedToActions(now []plugStatement, was plugStatement) bool {
+	var lists []string
+	for _, n := range now {
+		if n.name != was.name {
+			continue
+		}
+		if actionsCover(n, was) {
+			return false
+		}
+		m := actionGuard.FindStringSubmatch(n.opts)
+		if m == nil || m[1] != "in" {
+			return true
+		}
+		lists = append(lists, requirements(m[2]))
+	}
+	together := plugStatement{opts: "when action in [:" + strings.Join(strings.Fields(strings.Join(lists, " ")), ", :") + "]"}
+	return len(lists) == 0 || !actionsCover(together, was)
+}
+
 // actionGuard is a plug's when clause on the action: `when action in
-// [...]` or `when action not in [...]`.
-var actionGuard = regexp.MustCompile(`\bwhen\s+action\s+(not\s+in|in)\s+(\[[^\]]*\]|~w[(\[{][^)\]}]*[)\]}]a?)\s*\)?\s*$`)
+// [...]`, `when action not in [...]`, `when action != :index`.
+var actionGuard = regexp.MustCompile(`\bwhen\s+action\s+(not\s+in|in|!=|==)\s+(\[[^\]]*\]|~w[(\[{][^)\]}]*[)\]}]a?|:\w+[?!]?)\s*\)?\s*$`)
 
 // plugCovers reports whether a plug now asks at least what it did of
 // every action it guarded: the same requirements, and a when clause on
@@ -183,13 +206,21 @@ func plugCovers(now, was plugStatement) bool {
 	if nm == nil && wm == nil || !requiresAll(requirements(cut(now.opts, nm)), requirements(cut(was.opts, wm))) {
 		return requiresAll(now.requires, was.requires)
 	}
+	return actionsCover(now, was)
+}
+
+// actionsCover reports whether a plug's when clause on the action (none:
+// every action) runs it for every action the old one's did.
+func actionsCover(now, was plugStatement) bool {
+	nm, wm := actionGuard.FindStringSubmatchIndex(now.opts), actionGuard.FindStringSubmatchIndex(was.opts)
 	if nm == nil {
 		return true // every action now
 	}
 	if wm == nil {
 		return false // every action before, some now
 	}
-	nowOut, wasOut := now.opts[nm[2]:nm[3]] != "in", was.opts[wm[2]:wm[3]] != "in"
+	in := func(op string) bool { return op == "in" || op == "==" }
+	nowOut, wasOut := !in(now.opts[nm[2]:nm[3]]), !in(was.opts[wm[2]:wm[3]])
 	nowActions, wasActions := strings.Fields(requirements(now.opts[nm[4]:nm[5]])), strings.Fields(requirements(was.opts[wm[4]:wm[5]]))
 	switch {
 	case !nowOut && !wasOut:
