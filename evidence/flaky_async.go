@@ -41,6 +41,8 @@ var (
 		{regexp.MustCompile(`\bLogger\.(configure|put_module_level|add_backend)\b`), "the Logger configuration", "Logger.", false},
 		{regexp.MustCompile(`\bcapture_log\b`), "the Logger configuration", "capture_log", false},
 		{regexp.MustCompile(`\b:global\.register_name\b`), "a globally registered name", ":global.", false},
+		// A function that says it sets what is global: Nx.global_default_backend(B).
+		{regexp.MustCompile(`\b[A-Z][\w.]*\.(?:\w+_)?global(?:_\w+)?[!?]?\(|\b\w+_global(?:_\w+)?[!?]?\(|\bglobal_\w+[!?]?\(`), "state its functions say is global", "global", false},
 		{regexp.MustCompile(`\bEcto\.Adapters\.SQL\.Sandbox\.mode\([^,]+,\s*\{:shared`), "the shared SQL sandbox mode", "Sandbox.mode", false},
 		{regexp.MustCompile(`\bstart_owner!\([^)]*\bshared:`), "the shared SQL sandbox mode", "start_owner!", false},
 		{regexp.MustCompile(`\bon_exit\(\s*fn\s*(\(\s*\))?\s*->\s*[A-Z][\w.]*\.\w+[!?]?\(\s*(previous|prev|old|original|saved|before)\w*`), "state the test restores after it (on_exit)", "on_exit", false},

@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -78,7 +79,7 @@ func concurrencyReduced(c change) []Finding {
 		}
 		// A task and a sleep to wait for it, made a direct call, is a fix;
 		// so is a test that still starts as many, read as code (moved).
-		if len(still) == 0 && len(b.added) > 0 && !slept && started[concurrentIn(raced[0].code)] < 0 && !c.testKeeps(raced[0], concurrentCall) {
+		if len(still) == 0 && len(b.added) > 0 && !slept && started[concurrentIn(raced[0].code)] < 0 && !c.testKeeps(raced[0], concurrentCall) && !c.fixtureStarted(raced[0]) {
 			out = append(out, c.finding("concurrency-reduced", Concern, raced[0], "the test no longer runs this concurrently: the race it exists to find cannot happen, the flake is hidden"))
 			continue
 		}
@@ -104,4 +105,15 @@ func (c change) racers(lines []Line) int64 {
 		}
 	}
 	return n
+}
+
+// processStarts start one process: a fixture, unless a test starts them
+// to race each other.
+var processStarts = []string{"start_supervised", "start_supervised!", "GenServer.start", "GenServer.start_link", "Agent.start_link", "DynamicSupervisor.start_child"}
+
+// fixtureStarted reports whether a removed line starts one process
+// outside any test (a setup's collector, a helper's server), read at the
+// base: what it served is not a race the test makes.
+func (c change) fixtureStarted(l Line) bool {
+	return c.before != nil && !c.before.fragment && slices.Contains(processStarts, concurrentIn(l.code)) && c.before.testAt(l.Old) == nil
 }

@@ -51,7 +51,33 @@ func suiteExcludes(head map[string]string) map[string]map[string]bool {
 				tags[t[1]] = true
 			}
 		}
+		for _, t := range excludedByVariable(strings.Split(content, "\n")) {
+			tags[t] = true
+		}
 		out[p] = tags
+	}
+	return out
+}
+
+// excludedByVariable is what a test_helper.exs that builds its exclusion
+// in a variable may exclude: each atom of a list in the assignment, over
+// the lines indented under it (exclude = if ... do [] else [:slow] end).
+func excludedByVariable(lines []string) []string {
+	var out []string
+	for i, l := range lines {
+		if !excludeVar.MatchString(code(l)) {
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " \t"))
+		for j := i; j < len(lines) && j < i+maxJoined; j++ {
+			next := lines[j]
+			if j > i && (strings.TrimSpace(next) == "" || len(next)-len(strings.TrimLeft(next, " \t")) <= indent) {
+				break
+			}
+			for _, m := range listAtom.FindAllStringSubmatch(code(next), -1) {
+				out = append(out, m[1])
+			}
+		}
 	}
 	return out
 }

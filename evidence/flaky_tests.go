@@ -205,7 +205,7 @@ var (
 	excludeCLI  = regexp.MustCompile(`--exclude[= ]+([\w:.-]+)`)
 	tagName     = regexp.MustCompile(`:?(\w+)`)
 	// excludeVar assigns the variable a test_helper.exs passes as exclude:.
-	excludeVar = regexp.MustCompile(`^\s*exclude\w*\s*=[^=]`)
+	excludeVar = regexp.MustCompile(`^\s*exclude\w*\s*=([^=]|$)`)
 	// listAtom is an atom written in a list literal.
 	listAtom = regexp.MustCompile(`[\[,|]\s*:(\w+)`)
 )

@@ -135,6 +135,7 @@ func timerOptions(c change) []Finding {
 		}
 	}
 	var out []Finding
+	clocked := c.diff.sleepsGone && slices.ContainsFunc(c.added(), func(l Line) bool { return clockOption.MatchString(l.code) })
 	for _, l := range c.added() {
 		for k, v := range c.timerValues(l) {
 			old, had := before[k]
@@ -143,6 +144,8 @@ func timerOptions(c change) []Finding {
 			switch {
 			case config && c.diff.sleepsGone && (raised || injected):
 				out = append(out, c.finding("timer-stretched", Note, l, fmt.Sprintf("%s is longer in the tests' configuration, while the tests lose their sleeps: check that no test waits it out", k)))
+			case clocked && raised:
+				out = append(out, c.finding("timer-stretched", Note, l, fmt.Sprintf("%s went from %s to %s where the test now passes a clock and sleeps no more: check that no test waits it out", k, ms(old), ms(v))))
 			case raised:
 				out = append(out, c.finding("timer-stretched", Concern, l, fmt.Sprintf("%s went from %s to %s: the race is given more time, not fixed", k, ms(old), ms(v))))
 			case injected:
@@ -152,6 +155,10 @@ func timerOptions(c change) []Finding {
 	}
 	return out
 }
+
+// clockOption passes the code under test the time it reads: a clock the
+// test advances instead of sleeping.
+var clockOption = regexp.MustCompile(`\b(clock|now|now_fn|time_fn|clock_fn|time_source|utc_now)\s*:\s*[^\s,)]`)
 
 // sleepsOnlyRemoved reports whether the diff's tests lose sleeps and gain
 // none: what replaced them (a fake clock advanced) does not wait.

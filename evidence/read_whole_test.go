@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -127,7 +128,12 @@ func TestRestructuredChecksAreKept(t *testing.T) {
 	monitored := "defmodule ExitTest do\n  use ExUnit.Case, async: true\n\n  test \"exits\" do\n    {:ok, conn} = Conn.start_link()\n    ref = Process.monitor(conn)\n    Conn.kill(conn)\n    assert_receive {:DOWN, ^ref, :process, ^conn, :killed}, 1_000\n    refute Process.alive?(conn)\n  end\nend\n"
 	poller := "defmodule App.PollerHelpers do\n  def start_poller(opts) do\n    pid = start_supervised!({Poller, opts})\n    Mox.allow(App.Mock, self(), pid)\n    pid\n  end\nend\n"
 	allowedFirst := "defmodule App.PollerHelpers do\n  def start_poller(opts) do\n    name = {:via, Registry, {App.Registry, make_ref()}}\n    Mox.allow(App.Mock, self(), fn -> GenServer.whereis(name) end)\n    start_supervised!({Poller, Keyword.put(opts, :name, name)})\n  end\nend\n"
+	collected := "defmodule EventsTest do\n  use ExUnit.Case, async: true\n\n  setup do\n    {:ok, collector} =\n      start_supervised(\n        {Collector, [[:app, :stop]]}\n      )\n\n    %{collector: collector}\n  end\n\n  test \"stops\", %{collector: collector} do\n    App.run()\n    assert [{[:app, :stop], _, _}] = Collector.events(collector)\n  end\nend\n"
+	forwarded := "defmodule EventsTest do\n  use ExUnit.Case, async: true\n\n  setup do\n    id = make_ref()\n    :telemetry.attach(id, [:app, :stop], &__MODULE__.forward/4, self())\n    on_exit(fn -> :telemetry.detach(id) end)\n  end\n\n  test \"stops\" do\n    App.run()\n    assert_receive {[:app, :stop], _, _}\n  end\n\n  def forward(event, m, meta, pid), do: send(pid, {event, m, meta})\nend\n"
+	racing := "defmodule CounterTest do\n  use ExUnit.Case, async: true\n\n  test \"counts\" do\n    {:ok, a} =\n      start_supervised(\n        {Bumper, []}\n      )\n\n    Counter.bump()\n    assert Counter.get() >= 1\n  end\nend\n"
 	runWholeCases(t, []wholeCase{
+		{"a setup's collector process replaced by a handler that sends each event", map[string]sides{"test/events_test.exs": {collected, forwarded}}, ""},
+		{"a process a test started to race the counter removed", map[string]sides{"test/counter_test.exs": {racing, strings.Replace(racing, "    {:ok, a} =\n      start_supervised(\n        {Bumper, []}\n      )\n", "    :ok = Counter.reset()\n", 1)}}, "concurrency-reduced"},
 		{"assertions moved into a helper that asserts", map[string]sides{"test/telemetry_test.exs": {spans, spansHelped}}, ""},
 		{"a start moved after the mock's allowance", map[string]sides{"test/support/poller_helpers.ex": {poller, allowedFirst}}, ""},
 	})
@@ -188,5 +194,17 @@ func TestWaitsRaisedElsewhere(t *testing.T) {
 		{"travis_wait on the suite", map[string]sides{".travis.yml": {travis, strings.Replace(travis, "- mix test", "- travis_wait 30 mix test", 1)}}, "test-timeout-raised"},
 		{"a receive's after raised through a compile_env attribute", map[string]sides{"lib/ink/renderer.ex": {renderer,
 			strings.Replace(strings.Replace(renderer, "      5_000 ->", "      @reply_timeout ->", 1), "  def render", "  @reply_timeout Application.compile_env(:ink, :reply_timeout, 30_000)\n\n  def render", 1)}}, "receive-timeout-raised"},
+	})
+}
+
+// A module made to run alone is a concern when, read whole, it touches
+// nothing global; a function that says it sets what is global is.
+func TestModulesMadeToRunAloneReadWhole(t *testing.T) {
+	backend := "defmodule Nx.BackendTest do\n  use ExUnit.Case, async: true\n\n  test \"returns the previous backend\" do\n    assert Nx.%s(TestBackend) == {Nx.BinaryBackend, []}\n  end\nend\n"
+	global, local := fmt.Sprintf(backend, "global_default_backend"), fmt.Sprintf(backend, "default_backend")
+	serial := func(s string) string { return strings.Replace(s, "async: true", "async: false", 1) }
+	runWholeCases(t, []wholeCase{
+		{"a module that sets the global default backend made to run alone", map[string]sides{"test/nx/backend_test.exs": {global, serial(global)}}, ""},
+		{"a module that sets its own process's backend made to run alone", map[string]sides{"test/nx/backend_test.exs": {local, serial(local)}}, "async-disabled"},
 	})
 }
