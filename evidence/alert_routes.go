@@ -82,15 +82,23 @@ func routeGuards(text string, defs pipelineDefs) map[int]*guardSet {
 	return out
 }
 
-// routeKey is a route by its verb and what it routes to (controller,
-// action, options): its path changes with the scope it moves to.
+// routeKey is a route by its verb and what it routes to (controller and
+// action): its path and its helper's name (as:) change with the scope it
+// moves to.
 func routeKey(line string) string {
 	key := squashSpace(strings.TrimSuffix(strings.TrimSpace(withStrings(line)), " do"))
 	if m := routePath.FindStringSubmatch(key); m != nil {
-		return m[1] + " " + m[2]
+		target := m[2]
+		if i := routeOption.FindStringIndex(target); i != nil {
+			target = target[:i[0]]
+		}
+		return m[1] + " " + strings.TrimSuffix(strings.TrimSpace(target), ")")
 	}
 	return key
 }
+
+// routeOption is where a route's keyword options start (, as: :episode).
+var routeOption = regexp.MustCompile(`,\s*[a-z_]\w*:\s`)
 
 var routePath = regexp.MustCompile(`^(\w+)\s*\(?\s*"[^"]*"\s*,\s*(.*)$`)
 

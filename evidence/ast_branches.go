@@ -119,10 +119,18 @@ func (w *walker) withBranches(n *sitter.Node) (alts [][]string, ok bool) {
 			out = append(out, prefixed([]string{failed, "failed with " + patternOf(squashSpace(w.text(left)))}, w.requirement(right))...)
 		}
 	}
-	if len(then) != 1 {
-		return nil, false // a do part of several statements is read whole
+	if len(then) == 0 {
+		return nil, false
 	}
-	return append(prefixed(conds, w.requirement(then[0])), out...), true
+	// A do part of several statements: its value is the last one's, and
+	// each before it (Logger.metadata(...), authorize!(user)) is a
+	// condition, as bodyRequirement reads a body.
+	for _, e := range then[:len(then)-1] {
+		if text := squashSpace(w.text(e)); !binding.MatchString(text) {
+			conds = append(conds, accessed(text))
+		}
+	}
+	return append(prefixed(conds, w.requirement(then[len(then)-1])), out...), true
 }
 
 // fieldLiteral is a key of a map or struct pattern given a literal value.

@@ -117,11 +117,16 @@ func (w *walker) requirement(n *sitter.Node) [][]string {
 	switch {
 	case text == "true" || text == ":ok" || strings.HasPrefix(text, "{:ok") || strings.HasPrefix(text, "{:cont"):
 		return [][]string{{}}
-	case text == "false" || text == "nil" || text == ":error" || strings.HasPrefix(text, "{:error") || strings.HasPrefix(text, "raise") || strings.HasPrefix(text, "{:halt"):
+	case text == "false" || text == "nil" || text == ":error" || strings.HasPrefix(text, "{:error") || strings.HasPrefix(text, "raise") || strings.HasPrefix(text, "{:halt") || halted.MatchString(text):
 		return nil
 	}
 	return [][]string{{text}}
 }
+
+// halted is a plug's answer that stops the request: a pipe or a call
+// ending in halt (send_resp(503) |> halt()), or an error handed to the
+// fallback controller. Whatever it asked, it admits no one.
+var halted = regexp.MustCompile(`(^|\|>\s*)halt\((conn)?\)$|^halt\(\w+\)$|^[\w.]*Fallback\w*\.call\(\s*\w+\s*,\s*\{:error\b`)
 
 func squashSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
@@ -171,15 +176,26 @@ func (s *source) defAt(n int) *defUnit {
 
 // inlined is a def's requirement with each condition that calls another
 // def of the same file with a single clause replaced by that def's
-// requirement (one level: what a policy delegates to).
-func (s *source) inlined(d defUnit) [][]string {
+// requirement, itself read so, up to maxInlined levels: what a policy
+// delegates to, and what that delegates to (a helper that only logs and
+// answers an error admits no one).
+func (s *source) inlined(d defUnit) [][]string { return s.inlinedFrom(d, 0) }
+
+// maxInlined bounds how deep calls are followed (a def that calls itself
+// through another stops there).
+const maxInlined = 3
+
+func (s *source) inlinedFrom(d defUnit, depth int) [][]string {
 	var out [][]string
 	for _, alt := range d.requires {
 		expanded := [][]string{{}}
 		for _, cond := range alt {
 			sub := [][]string{{cond}}
-			if callee, ok := s.single(cond); ok && callee.name != d.name {
-				sub = callee.requires
+			if callee, ok := s.single(cond); ok && callee.name != d.name && depth < maxInlined {
+				sub = s.inlinedFrom(callee, depth+1)
+			}
+			if len(expanded)*len(sub) > maxAlternatives {
+				sub = [][]string{{cond}} // read as written: too many to expand
 			}
 			var next [][]string
 			for _, e := range expanded {

@@ -22,7 +22,13 @@ func TestGatesReadWhole(t *testing.T) {
 	everyAction := strings.Replace(controller, " when action in [:show, :edit, :update, :delete]", "", 1)
 	butIndex := strings.Replace(controller, "when action in [:show, :edit, :update, :delete]", "when action != :index", 1)
 	policy := "defmodule Helpdesk.Ticket do\n  use Ash.Resource, authorizers: [Ash.Policy.Authorizer]\n\n  policies do\n    policy action_type(:read) do\n      authorize_if expr(reporter_id == ^actor(:id))\n    end\n  end\nend\n"
+	access := "defmodule AppWeb.Plugs.VerifyAccess do\n  import Plug.Conn\n\n  def call(conn, _opts) do\n    case identify(conn) do\n      {:ok, user} ->\n        assign(conn, :user, user)\n\n      {:error, :unauthorized} ->\n        FallbackController.call(conn, {:error, :unauthorized})\n    end\n  end\n\n  defp identify(conn) do\n    with {:ok, token} <- token(conn),\n         {:ok, user} <- Auth.verify(token) do\n      Logger.metadata(user_id: user.id)\n      {:ok, user}\n    else\n      {:error, :not_found} -> {:error, :unauthorized}\n    end\n  end\nend\n"
+	outage := strings.Replace(strings.Replace(access, "        FallbackController.call(conn, {:error, :unauthorized})\n", "        FallbackController.call(conn, {:error, :unauthorized})\n\n      {:error, :unavailable} ->\n        conn\n        |> send_resp(503, \"unavailable\")\n        |> halt()\n", 1), "      {:error, :not_found} -> {:error, :unauthorized}\n", "      {:error, :not_found} -> {:error, :unauthorized}\n      {:error, reason} -> unavailable(reason)\n", 1)
+	outage = strings.Replace(outage, "  defp identify(conn) do\n", "  defp unavailable(reason) do\n    Logger.error(inspect(reason))\n    {:error, :unavailable}\n  end\n\n  defp identify(conn) do\n", 1)
+	letThrough := strings.Replace(outage, "        conn\n        |> send_resp(503, \"unavailable\")\n        |> halt()\n", "        conn\n", 1)
 	runWholeCasesFor(t, JobAlert, []wholeCase{
+		{"an outage answered 503 and halted, through a helper that logs and errs", map[string]sides{"lib/app_web/plugs/verify_access.ex": {access, outage}}, ""},
+		{"an outage let through", map[string]sides{"lib/app_web/plugs/verify_access.ex": {access, letThrough}}, "authorization-changed"},
 		{"a with's else branch that goes on unsigned", map[string]sides{"lib/app_web/plugs/verify_signature.ex": {verify, unsigned}}, "authorization-changed"},
 		{"a with given one more check", map[string]sides{"lib/app_web/plugs/verify_signature.ex": {verify, stricter}}, ""},
 		{"a join that admits a nil user", map[string]sides{"lib/app_web/channels/project_channel.ex": {join, guest}}, "authorization-changed"},

@@ -131,6 +131,12 @@ func TestWhatTheRulesLeaveAlone(t *testing.T) {
 		diff string
 	}{
 		{"a sleep removed", JobFlaky, hunk("test/a_test.exs", "-    Process.sleep(100)", "+    assert_receive {:done, ^ref}")},
+		{"a lookup in the organization rewritten as another loader, the organization checked after", JobAlert, hunk("lib/app_web/controllers/device_controller.ex",
+			"-    {:ok, device} = Devices.get_device_by_identifier(org, identifier)",
+			"+    with {:ok, device} <- Devices.get_active_device(identifier),", "+         true <- device.org_id == org.id do")},
+		{"a lookup in the organization followed by another loader of something else", JobAlert, hunk("lib/app_web/controllers/device_controller.ex",
+			"-    {:ok, device} = Devices.get_device_by_identifier(org, identifier)",
+			"+    {:ok, device} = Devices.get_device_by_identifier(org, identifier, preload: [:firmware])", "+    {:ok, key} = Devices.get_signing_key(device.key_id)")},
 		{"a sleep over an interval made a little shorter", JobFlaky, hunk("test/a_test.exs", "   @interval 50", "-    :timer.sleep(@interval + 10)", "+    :timer.sleep(@interval + 5)")},
 		{"a list sorted on both sides, in a test not about order", JobFlaky, hunk("test/a_test.exs",
 			"   test \"lists the warehouse's items\" do", "-    assert Enum.map(Items.list(w), & &1.sku) == [\"a\", \"b\"]", "+    assert Enum.sort(Enum.map(Items.list(w), & &1.sku)) == [\"a\", \"b\"]", "   end")},
@@ -321,6 +327,9 @@ func TestDisguisesWrittenOtherwise(t *testing.T) {
 		{"a role in a policy module changed, nothing else", "authorization-changed", JobAlert, hunk("lib/hexpm/policies/package_policy.ex",
 			`-  def authorize(:publish, %User{role: "admin"}, _), do: :ok`, `+  def authorize(:publish, %User{role: "guest"}, _), do: :ok`)},
 		{"a default string changed", "default-changed", JobAlert, hunk("lib/hexpm/accounts.ex", `-    role = Keyword.get(opts, :role, "viewer")`, `+    role = Keyword.get(opts, :role, "editor")`)},
+		{"a lookup in the organization rewritten as another loader of the same thing", "check-removed", JobAlert, hunk("lib/app_web/controllers/device_controller.ex",
+			"-  def reboot(%{assigns: %{org: org, user: user}} = conn, %{\"identifier\" => identifier}) do", "-    {:ok, device} = Devices.get_device_by_identifier(org, identifier)",
+			"+  def reboot(%{assigns: %{user: user}} = conn, %{\"identifier\" => identifier}) do", "+    with {:ok, device} <- Devices.get_active_device(identifier) do", "+      DeviceLink.reboot(device, user)")},
 		{"a receive timeout in seconds", "receive-timeout-raised", JobFlaky, hunk("test/a_test.exs", "-    assert_receive {:done, ^ref}", "+    assert_receive {:done, ^ref}, :timer.seconds(5)")},
 		{"a channel reply given time, without parentheses", "receive-timeout-raised", JobFlaky, hunk("test/a_channel_test.exs", `-    assert_reply ref, :error, %{"reason" => "taken"}`, `+    assert_reply ref, :error, %{"reason" => "taken"}, 1_000`)},
 		{"a broadcast given time", "receive-timeout-raised", JobFlaky, hunk("test/a_channel_test.exs", `-    assert_broadcast("new_msg", %{body: "hi"})`, `+    assert_broadcast("new_msg", %{body: "hi"}, 500)`)},

@@ -19,14 +19,17 @@ func TestARouteMovedOutOfItsGuardedScope(t *testing.T) {
 	// The same plug under another pipeline's name guards as much.
 	admins := strings.Replace(strings.Replace(without, "  pipeline :admin do\n    plug AppWeb.RequireAdmin\n  end\n", "  pipeline :admin do\n    plug AppWeb.RequireAdmin\n  end\n\n  pipeline :staff do\n    plug AppWeb.RequireAdmin\n  end\n", 1), "  end\nend\n", "  end\n\n  scope \"/staff\", AppWeb do\n    pipe_through [:browser, :staff]\n\n"+route+"  end\nend\n", 1)
 	guarded := strings.Replace(without, "  end\nend\n", "  end\n\n  scope \"/manage\", AppWeb do\n    pipe_through [:browser, :admin]\n\n"+route+"  end\nend\n", 1)
+	// Given its own helper name in a scope of its own, without the admin pipeline.
+	helper := strings.Replace(without, "  end\nend\n", "  end\n\n  scope \"/admin\", AppWeb do\n    pipe_through :browser\n\n    delete \"/users/:id\", UserController, :delete, as: :admin_user\n  end\nend\n", 1)
 	for name, c := range map[string]struct {
 		head    string
 		concern bool
 	}{
-		"moved into the public scope under its full path":           {renamed, true},
-		"moved into the public scope":                               {public, true},
-		"moved under a pipeline of another name with the same plug": {admins, false},
-		"moved into another guarded scope":                          {guarded, false},
+		"moved into the public scope under its full path":                 {renamed, true},
+		"moved into the public scope":                                     {public, true},
+		"moved under a pipeline of another name with the same plug":       {admins, false},
+		"moved into another guarded scope":                                {guarded, false},
+		"moved with a helper name of its own to a scope without the plug": {helper, true},
 	} {
 		r := checkWholeFor(t, JobAlert, map[string]sides{"lib/app_web/router.ex": {router, c.head}})
 		if got := hasConcern(r, "pipeline-changed"); got != c.concern {
