@@ -46,7 +46,7 @@ func plugsRemoved(c change) []Finding {
 			used[match] = true
 		case !p.changed:
 			// seen only as context: not this diff's doing
-		case named < 0 && c.guardedByRouter(p.name):
+		case named < 0 && c.guardedByRouter(p):
 			// moved into the router, in front of every route to here
 		case named < 0:
 			out = append(out, c.finding("plug-removed", Concern, p.line, fmt.Sprintf("the plug %s no longer runs here: requests it stopped now reach the action", p.name)))

@@ -139,14 +139,21 @@ func routesUnguarded(c change) []Finding {
 }
 
 // routedController is the controller a route line names: the first
-// module after its path.
-var routedController = regexp.MustCompile(`^\s*\w+\s*\(?\s*"[^"]*"\s*,\s*([A-Z][\w.]*)`)
+// module after its path, and the action after it (none for resources).
+var routedController = regexp.MustCompile(`^\s*\w+\s*\(?\s*"[^"]*"\s*,\s*([A-Z][\w.]*)(?:\s*,\s*:(\w+))?`)
+
+// routeTo is one route to a controller: its action ("" for every action
+// of a resources line) and what guards it.
+type routeTo struct {
+	action string
+	guards *guardSet
+}
 
 // controllerGuards maps each controller the diff's routers route to (by
 // its module's last name) to what guards each of its routes, the routers
 // read whole at head.
-func controllerGuards(changes []*change) map[string][]*guardSet {
-	out := map[string][]*guardSet{}
+func controllerGuards(changes []*change) map[string][]routeTo {
+	out := map[string][]routeTo{}
 	for _, c := range changes {
 		if !strings.HasSuffix(c.path, "router.ex") || c.after == nil || c.after.fragment {
 			continue
@@ -155,7 +162,7 @@ func controllerGuards(changes []*change) map[string][]*guardSet {
 		for n, guards := range routeGuards(c.after.text, c.pipelineDefs()) {
 			if m := routedController.FindStringSubmatch(code(lines[n-1])); m != nil {
 				name := m[1][strings.LastIndex(m[1], ".")+1:]
-				out[name] = append(out[name], guards)
+				out[name] = append(out[name], routeTo{m[2], guards})
 			}
 		}
 	}
@@ -163,30 +170,46 @@ func controllerGuards(changes []*change) map[string][]*guardSet {
 }
 
 // guardedByRouter reports whether every route the diff's routers give
-// this controller runs a plug of the name (a function plug :require_admin
-// moved into the router as RequireAdmin): the check moved, it was not
-// dropped.
-func (c change) guardedByRouter(plug string) bool {
+// this controller, to an action the plug ran for (its when clause on the
+// action), runs a plug of the name (a function plug :require_admin moved
+// into the router as RequireAdmin): the check moved, it was not dropped.
+func (c change) guardedByRouter(p plugStatement) bool {
 	if c.after == nil || c.after.fragment {
 		return false
 	}
-	var routes []*guardSet
+	var routes []routeTo
 	for _, l := range c.after.textLines() {
 		if m := moduleDef.FindStringSubmatch(l); m != nil {
 			routes = c.diff.controllerGuards[m[1][strings.LastIndex(m[1], ".")+1:]]
 			break
 		}
 	}
-	for _, g := range routes {
+	guarded := 0
+	for _, r := range routes {
+		if !ranFor(p, r.action) {
+			continue
+		}
 		runs := false
-		for p := range g.plugs {
-			runs = runs || plugKey(p) == plugKey(plug)
+		for name := range r.guards.plugs {
+			runs = runs || plugKey(name) == plugKey(p.name)
 		}
 		if !runs {
 			return false
 		}
+		guarded++
 	}
-	return len(routes) > 0
+	return guarded > 0
+}
+
+// ranFor reports whether a plug's when clause on the action let it run
+// for action ("": any of a resources line's actions, which it may).
+func ranFor(p plugStatement, action string) bool {
+	m := actionGuard.FindStringSubmatch(p.opts)
+	if m == nil || action == "" {
+		return true
+	}
+	listed := slices.Contains(strings.Fields(requirements(m[2])), action)
+	return listed == (m[1] == "in" || m[1] == "==")
 }
 
 // plugKey is a plug's name as a function plug writes it: RequireAdmin,

@@ -38,7 +38,7 @@ type diffWide struct {
 	sharedModules map[string][]string
 	// controllerGuards are what guards each route the diff's routers give
 	// a controller, by the controller's last name (controllerGuards).
-	controllerGuards map[string][]*guardSet
+	controllerGuards map[string][]routeTo
 	// supportAsserts counts the assertions each function or macro of the
 	// diff's test support files makes, read whole at head: a test that
 	// calls one asserts what it does.

@@ -53,10 +53,20 @@ func TestAPlugMovedIntoTheRouter(t *testing.T) {
 	router := "defmodule AppWeb.Router do\n  use AppWeb, :router\n\n  pipeline :browser do\n    plug :fetch_session\n  end\n\n  scope \"/orgs/:slug\", AppWeb do\n    pipe_through :browser\n\n    resources \"/members\", MemberController, only: [:index]\n    get \"/members/export\", MemberController, :export\n  end\nend\n"
 	guarded := strings.Replace(strings.Replace(router, "  scope", "  pipeline :org_admin do\n    plug AppWeb.Plugs.RequireOrgAdmin\n  end\n\n  scope", 1), "pipe_through :browser", "pipe_through [:browser, :org_admin]", 1)
 	half := strings.Replace(strings.Replace(router, "  scope", "  pipeline :org_admin do\n    plug AppWeb.Plugs.RequireOrgAdmin\n  end\n\n  scope \"/orgs/:slug\", AppWeb do\n    pipe_through [:browser, :org_admin]\n\n    resources \"/members\", MemberController, only: [:index]\n  end\n\n  scope", 1), "    resources \"/members\", MemberController, only: [:index]\n    get", "    get", 1)
+	forExport := strings.Replace(controller, "plug :require_org_admin\n", "plug :require_org_admin when action in [:export]\n", 1)
+	split := func(first, second string) string {
+		return strings.Replace(router, "  scope \"/orgs/:slug\", AppWeb do\n    pipe_through :browser\n\n    resources \"/members\", MemberController, only: [:index]\n    get \"/members/export\", MemberController, :export\n  end\n",
+			"  pipeline :org_admin do\n    plug AppWeb.Plugs.RequireOrgAdmin\n  end\n\n  scope \"/orgs/:slug\", AppWeb do\n    pipe_through [:browser, :org_admin]\n\n"+first+"  end\n\n  scope \"/orgs/:slug\", AppWeb do\n    pipe_through :browser\n\n"+second+"  end\n", 1)
+	}
+	index, export := "    get \"/members\", MemberController, :index\n", "    get \"/members/export\", MemberController, :export\n"
+	exportGuarded, indexGuarded := split(export, index), split(index, export)
 	plug := "defmodule AppWeb.Plugs.RequireOrgAdmin do\n  def init(opts), do: opts\n  def call(conn, _), do: conn\nend\n"
 	runWholeCasesFor(t, JobAlert, []wholeCase{
 		{"moved into a pipeline every route to it goes through", map[string]sides{"lib/app_web/controllers/member_controller.ex": {controller, moved}, "lib/app_web/router.ex": {router, guarded}, "lib/app_web/plugs/require_org_admin.ex": {"", plug}}, ""},
 		{"moved into a pipeline one route to it skips", map[string]sides{"lib/app_web/controllers/member_controller.ex": {controller, moved}, "lib/app_web/router.ex": {router, half}, "lib/app_web/plugs/require_org_admin.ex": {"", plug}}, "plug-removed"},
+		// A plug that ran for some actions needs the router's plug on those.
+		{"a plug for one action moved into a pipeline that route goes through", map[string]sides{"lib/app_web/controllers/member_controller.ex": {forExport, moved}, "lib/app_web/router.ex": {router, exportGuarded}, "lib/app_web/plugs/require_org_admin.ex": {"", plug}}, ""},
+		{"a plug for one action moved into a pipeline only the others go through", map[string]sides{"lib/app_web/controllers/member_controller.ex": {forExport, moved}, "lib/app_web/router.ex": {router, indexGuarded}, "lib/app_web/plugs/require_org_admin.ex": {"", plug}}, "plug-removed"},
 	})
 }
 
