@@ -10,7 +10,7 @@ import (
 // alertRules are what a fix of a production alert must not do: make the
 // error go away by letting more through (authorization, ownership,
 // billing), change what existing callers get, or drop the tests.
-var alertRules = []rule{plugsRemoved, pipelinesChanged, routesUnguarded, gateClausesAdded, authorizationModules, checksRemoved, defaultsChanged, deletedTests, deletedAssertions, rolesGranted, privilegedBypasses, authorizationRescued, policiesWidened, grantsAllByDefault, refusalsLogged, scopesDropped}
+var alertRules = []rule{plugsRemoved, pipelinesChanged, routesUnguarded, gateClausesAdded, authorizationModules, checksRemoved, defaultsChanged, deletedTests, deletedAssertions, rolesGranted, privilegedBypasses, authorizationRescued, policiesWidened, grantsAllByDefault, refusalsLogged, scopesDropped, rolesLeftToDefault}
 
 var (
 	plugLine = regexp.MustCompile(`^\s*plug(?:\s+|\s*\(\s*)(:?[A-Za-z_][\w.]*[?!]?)(.*)$`)

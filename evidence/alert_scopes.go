@@ -110,3 +110,49 @@ func nameWords(fun string) []string {
 	}
 	return out
 }
+
+// roleAtoms is a list of roles given as an argument: [:owner],
+// [:admin, :editor].
+var roleAtoms = regexp.MustCompile(`\[\s*:(?:owner|admin\w*|editor|viewer|member|manager|maintainer|moderator|superuser|super_admin|staff|billing\w*|write|read|readonly|read_only)(?:\s*,\s*:\w+)*\s*\]`)
+
+// rolesLeftToDefault: outside tests, a call that named the roles it
+// allowed (Sites.get_for_user!(user_id, domain, [:owner])) replaced by
+// the same call, or another loader of the same thing, without them: the
+// function's default roles apply, and a default is rarely the narrowest.
+func rolesLeftToDefault(c change) []Finding {
+	if c.test || !elixirFile(c.path) {
+		return nil
+	}
+	var out []Finding
+	for _, b := range c.blocks {
+		limited := map[string]string{} // call -> the roles it named
+		for _, l := range b.removed {
+			for _, m := range scopedCall.FindAllStringSubmatch(l.code, -1) {
+				if roles := roleAtoms.FindString(m[2]); roles != "" {
+					limited[m[1]] = roles
+				}
+			}
+		}
+		if len(limited) == 0 {
+			continue
+		}
+		for _, l := range b.added {
+			for _, m := range scopedCall.FindAllStringSubmatch(l.code, -1) {
+				if roleAtoms.MatchString(m[2]) || strings.Contains(m[2], "roles") {
+					continue // roles still named, or handed on (@owner_roles)
+				}
+				roles := ""
+				for name, r := range limited {
+					if name == m[1] || sameThingLoaded(map[string]bool{name: true}, m[1]) {
+						roles = r
+					}
+				}
+				if roles != "" {
+					out = append(out, c.finding("role-changed", Concern, l, m[1]+" is now called without the roles it was limited to ("+roles+"): the function's default roles apply"))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
