@@ -175,7 +175,7 @@ func checksRemoved(c change) []Finding {
 			if !checkShape.MatchString(line) || c.madeStricter(l) {
 				continue
 			}
-			if w, kept := checkKept(withStrings(l.Text), line, added); !kept {
+			if w, kept := checkKept(withStrings(l.Text), line, added); !kept && !c.checkMovedIntoPlug(l) {
 				out = append(out, c.finding("check-removed", Concern, l, fmt.Sprintf("a check on %s is gone: the error may stop because more is let through", w)))
 				break // one finding per block: the rest of it is the same check
 			}

@@ -112,3 +112,21 @@ func TestLoadersChecksAndScopes(t *testing.T) {
 		{"a record loaded with who asks", map[string]sides{"lib/app_web/live/project_live/show.ex": {live, strings.Replace(live, "Projects.get_project!(user, id)", "Projects.get_project!(user, id, preload: [:members])", 1)}}, ""},
 	})
 }
+
+// A check in an action moved into a plug the change adds in front of it,
+// asking for the same values; one that asks for others, or runs for
+// fewer actions, is still a check removed.
+func TestAChecksMovedIntoAPlug(t *testing.T) {
+	controller := "defmodule API.GroupController do\n  use API, :controller\n\n  def create(conn, params) do\n    with :ok <- ensure_admin(conn.assigns.subject),\n         {:ok, group} <- Groups.create(params) do\n      render(conn, :show, group: group)\n    end\n  end\n\n  def delete(conn, %{\"id\" => id}) do\n    with :ok <- ensure_admin(conn.assigns.subject),\n         {:ok, group} <- Groups.delete(id) do\n      render(conn, :show, group: group)\n    end\n  end\n\n  defp ensure_admin(%Subject{actor: %{type: :account_admin_user}}), do: :ok\n  defp ensure_admin(_), do: {:error, :forbidden}\nend\n"
+	plugged := func(opts string) string {
+		moved := strings.ReplaceAll(controller, "    with :ok <- ensure_admin(conn.assigns.subject),\n         {:ok", "    with {:ok")
+		moved = strings.Replace(moved, "\n  defp ensure_admin(%Subject{actor: %{type: :account_admin_user}}), do: :ok\n  defp ensure_admin(_), do: {:error, :forbidden}\n", "", 1)
+		return strings.Replace(moved, "  use API, :controller\n", "  use API, :controller\n\n  plug API.Plugs.RequireActorType, "+opts+"\n", 1)
+	}
+	path := "lib/api/controllers/group_controller.ex"
+	runWholeCasesFor(t, JobAlert, []wholeCase{
+		{"a check moved into a plug that asks the same type of every action", map[string]sides{path: {controller, plugged("[types: [:account_admin_user]] when action in [:create, :delete]")}}, ""},
+		{"a check moved into a plug that asks another type", map[string]sides{path: {controller, plugged("[types: [:account_user]] when action in [:create, :delete]")}}, "check-removed"},
+		{"a check moved into a plug that runs for one of its actions", map[string]sides{path: {controller, plugged("[types: [:account_admin_user]] when action in [:create]")}}, "check-removed"},
+	})
+}
