@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -140,7 +141,12 @@ func CheckFiles(d Diff, job Job, base, head map[string]string) Review {
 		// A line removed here and added in another file moved there.
 		c.movedTo = func(text string) bool { k := movedKey(text); return added[k]-c.ownAdded[k] > 0 }
 	}
-	out = append(out, runRules(changes, rules)...)
+	found := runRules(changes, rules)
+	if job == JobAlert {
+		renamed := renamedOnly(changes)
+		found = slices.DeleteFunc(found, func(f Finding) bool { return renamed[f.File] })
+	}
+	out = append(out, found...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Severity != out[j].Severity {
 			return out[i].Severity == Concern

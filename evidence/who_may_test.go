@@ -54,3 +54,18 @@ func TestWhoMayDoWhatReadWhole(t *testing.T) {
 		{"a guard added to a role clause", map[string]sides{"lib/app_web/middleware/authorize.ex": {roles, strings.Replace(roles, "def correct_role?(%{roles: roles}, role) do", "def correct_role?(%{roles: roles}, role) when is_list(roles) do", 1)}}, ""},
 	})
 }
+
+// A role renamed wherever it is written, its declaration included, to a
+// name new to the code changes who may do what in nothing; renamed into a
+// role that exists, or in one clause alone, it does.
+func TestARoleRenamedThroughout(t *testing.T) {
+	perms := "defmodule App.Permissions do\n  def can?(member, :publish, group) do\n    role(member, group) in [:chair, :editor]\n  end\n\n  def can?(member, :edit, post) do\n    case role(member, post.group_id) do\n      role when role in [:chair, :editor] -> true\n      _ -> false\n    end\n  end\nend\n"
+	schema := "defmodule App.Volunteer do\n  use Ecto.Schema\n\n  @roles [:chair, :editor, :member]\n\n  schema \"volunteers\" do\n    field :role, Ecto.Enum, values: @roles, default: :member\n  end\nend\n"
+	rename := func(s, to string) string { return strings.ReplaceAll(s, ":editor", to) }
+	permsPath, schemaPath := "lib/app/permissions.ex", "lib/app/volunteer.ex"
+	runWholeCasesFor(t, JobAlert, []wholeCase{
+		{"a role renamed throughout, its declaration included", map[string]sides{permsPath: {perms, rename(perms, ":maintainer")}, schemaPath: {schema, rename(schema, ":maintainer")}}, ""},
+		{"a role renamed into one that exists", map[string]sides{permsPath: {perms, strings.Replace(rename(perms, ":member"), "[:chair, :member]", "[:chair, :member]", -1)}, schemaPath: {schema, strings.Replace(schema, ":editor, ", "", 1)}}, "authorization-changed"},
+		{"a role changed in the policy alone", map[string]sides{permsPath: {perms, rename(perms, ":maintainer")}}, "authorization-changed"},
+	})
+}
