@@ -1,9 +1,6 @@
 package evidence
 
-import (
-	"regexp"
-	"strings"
-)
+import "regexp"
 
 // A check written inside a controller's action, moved into a plug the
 // change adds in front of that action.
@@ -63,7 +60,7 @@ func (c change) checkMovedIntoPlug(l Line) bool {
 		if m[2] != "" && (answers[v] || v == action.name) {
 			continue
 		}
-		if indexWord(c.diff.added, v) < 0 && !strings.Contains(c.diff.added, v) {
+		if indexWord(c.diff.added, v) < 0 {
 			return false
 		}
 		values++
@@ -81,7 +78,7 @@ func (c change) callersMoved(name string) bool {
 	}
 	calls := 0
 	for i, text := range c.before.textLines() {
-		if indexWord(code(text), name+"(") < 0 && !strings.Contains(code(text), name+"(") {
+		if indexWord(code(text), name) < 0 {
 			continue
 		}
 		if d := c.before.defAt(i + 1); d != nil && d.name == name {

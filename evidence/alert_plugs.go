@@ -184,7 +184,7 @@ func narrowedToActions(now []plugStatement, was plugStatement) bool {
 			return false
 		}
 		m := actionGuard.FindStringSubmatch(n.opts)
-		if m == nil || m[1] != "in" {
+		if m == nil || !listsIn(m[1]) {
 			return true
 		}
 		lists = append(lists, requirements(m[2]))
@@ -192,6 +192,10 @@ func narrowedToActions(now []plugStatement, was plugStatement) bool {
 	together := plugStatement{opts: "when action in [:" + strings.Join(strings.Fields(strings.Join(lists, " ")), ", :") + "]"}
 	return len(lists) == 0 || !actionsCover(together, was)
 }
+
+// listsIn reports whether a when clause's operator names the actions the
+// plug runs for (in, ==), not those it skips (not in, !=).
+func listsIn(op string) bool { return op == "in" || op == "==" }
 
 // actionGuard is a plug's when clause on the action: `when action in
 // [...]`, `when action not in [...]`, `when action != :index`.
@@ -219,8 +223,7 @@ func actionsCover(now, was plugStatement) bool {
 	if wm == nil {
 		return false // every action before, some now
 	}
-	in := func(op string) bool { return op == "in" || op == "==" }
-	nowOut, wasOut := !in(now.opts[nm[2]:nm[3]]), !in(was.opts[wm[2]:wm[3]])
+	nowOut, wasOut := !listsIn(now.opts[nm[2]:nm[3]]), !listsIn(was.opts[wm[2]:wm[3]])
 	nowActions, wasActions := strings.Fields(requirements(now.opts[nm[4]:nm[5]])), strings.Fields(requirements(was.opts[wm[4]:wm[5]]))
 	switch {
 	case !nowOut && !wasOut:

@@ -209,7 +209,7 @@ func ranFor(p plugStatement, action string) bool {
 		return true
 	}
 	listed := slices.Contains(strings.Fields(requirements(m[2])), action)
-	return listed == (m[1] == "in" || m[1] == "==")
+	return listed == listsIn(m[1])
 }
 
 // plugKey is a plug's name as a function plug writes it: RequireAdmin,

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -48,15 +49,13 @@ func renamedOnly(changes []*change) map[string]bool {
 	if !consistent || !declared || len(renames) == 0 {
 		return nil
 	}
-	for _, c := range changes {
-		for old, now := range renames {
-			if namesValue(c.diff.added, old) || c.before != nil && namesValue(c.before.text, now) {
-				return nil
-			}
-			for _, l := range c.removed() {
-				if namesValue(l.Text, now) {
-					return nil
-				}
+	for old, now := range renames {
+		if namesValue(changes[0].diff.added, old) {
+			return nil // still written somewhere: not renamed throughout
+		}
+		for _, c := range changes {
+			if c.before != nil && namesValue(c.before.text, now) || slices.ContainsFunc(c.removed(), func(l Line) bool { return namesValue(l.Text, now) }) {
+				return nil // a name the code had: merged into it, not renamed
 			}
 		}
 	}
